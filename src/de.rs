@@ -1,0 +1,608 @@
+//! Typed decoding of a YAML node tree, with located errors.
+//!
+//! A serde `Deserializer` over [`crate::yaml::Node`]: the Rust type is the schema. A plain
+//! `yes` read into a `String` field is the string `yes` (no "Norway problem"); read into a
+//! `bool` it is `true`, as Kubernetes would read it. Errors carry the position and field path of
+//! the node that caused them. Unknown fields are not fatal: every one in the document is
+//! collected, with the closest valid name, and decoding goes on, so a user sees them all at
+//! once. This also covers embedded Kubernetes types, whose `Deserialize` impls announce their
+//! field names through `deserialize_struct`.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, Visitor};
+
+use crate::diag::{Diagnostic, FieldPath, Pos, closest};
+use crate::yaml::{self, Document, Node, Style, Value};
+use crate::yaml11::{self, Plain};
+
+/// A decoding error: a message, and the node it is about once known.
+#[derive(Debug)]
+pub struct Error {
+    message: String,
+    hint: Option<String>,
+    at: Option<(Pos, FieldPath)>,
+}
+
+impl Error {
+    fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            hint: None,
+            at: None,
+        }
+    }
+
+    /// Attaches the innermost node's location; outer nodes do not override it.
+    fn locate(mut self, node: &Node, path: &FieldPath) -> Self {
+        if self.at.is_none() {
+            self.at = Some((node.pos, path.clone()));
+        }
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl de::Error for Error {
+    fn custom<T: fmt::Display>(message: T) -> Self {
+        Self::new(message.to_string())
+    }
+
+    fn invalid_type(unexpected: de::Unexpected<'_>, expected: &dyn de::Expected) -> Self {
+        let found = match unexpected {
+            de::Unexpected::Str(s) => format!("the string {}", serde_json::Value::from(s)),
+            de::Unexpected::Unit => "null".to_owned(),
+            de::Unexpected::Seq => "a list".to_owned(),
+            de::Unexpected::Map => "a mapping".to_owned(),
+            other => other.to_string(),
+        };
+        Self::new(format!("expected {expected}, found {found}"))
+    }
+
+    fn missing_field(field: &'static str) -> Self {
+        Self::new(format!("missing required field `{field}`"))
+    }
+}
+
+/// Decodes `node` as `T`. Unknown fields are appended to `diagnostics`; the first hard error
+/// (wrong type, missing required field) is returned as a located diagnostic.
+pub fn decode<T: DeserializeOwned>(
+    document: &Document,
+    node: &Node,
+    path: FieldPath,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<T, Diagnostic> {
+    let unknown = RefCell::new(Vec::new());
+    let result = T::deserialize(NodeDeserializer {
+        node,
+        path,
+        document,
+        unknown: &unknown,
+    });
+    diagnostics.extend(unknown.into_inner());
+    result.map_err(|error| {
+        let mut diagnostic = Diagnostic::error(error.message);
+        if let Some((pos, path)) = error.at {
+            diagnostic = diagnostic.at(document.location(pos)).path(path);
+        }
+        if let Some(hint) = error.hint {
+            diagnostic = diagnostic.hint(hint);
+        }
+        diagnostic
+    })
+}
+
+struct NodeDeserializer<'a> {
+    node: &'a Node,
+    path: FieldPath,
+    document: &'a Document,
+    unknown: &'a RefCell<Vec<Diagnostic>>,
+}
+
+impl<'a> NodeDeserializer<'a> {
+    fn child(&self, node: &'a Node, path: FieldPath) -> Self {
+        Self {
+            node,
+            path,
+            document: self.document,
+            unknown: self.unknown,
+        }
+    }
+
+    fn fail(&self, error: Error) -> Error {
+        error.locate(self.node, &self.path)
+    }
+
+    /// What a scalar means when the target type does not say (YAML 1.1, as Kubernetes).
+    fn plain(&self) -> Option<Plain> {
+        match (&self.node.value, self.node.tag.as_deref()) {
+            (Value::Scalar { text, style }, tag) => match (style, tag) {
+                (_, Some(yaml::TAG_STR)) => Some(Plain::Str),
+                (Style::Plain, _) => Some(yaml11::resolve(text)),
+                _ => Some(Plain::Str),
+            },
+            _ => None,
+        }
+    }
+
+    fn unexpected(&self) -> de::Unexpected<'a> {
+        match &self.node.value {
+            Value::Scalar { text, .. } => match self.plain() {
+                Some(Plain::Null) => de::Unexpected::Unit,
+                Some(Plain::Bool(b)) => de::Unexpected::Bool(b),
+                Some(Plain::Int(i)) => de::Unexpected::Signed(i),
+                Some(Plain::Uint(u)) => de::Unexpected::Unsigned(u),
+                Some(Plain::Float(f)) => de::Unexpected::Float(f),
+                _ => de::Unexpected::Str(text),
+            },
+            Value::Seq(_) => de::Unexpected::Seq,
+            Value::Map(_) => de::Unexpected::Map,
+        }
+    }
+
+    fn invalid_type(&self, expected: &dyn de::Expected) -> Error {
+        let mut error = <Error as de::Error>::invalid_type(self.unexpected(), expected);
+        if matches!(
+            self.node.value,
+            Value::Scalar {
+                style: Style::Quoted,
+                ..
+            }
+        ) {
+            error.hint = Some("remove the quotes".to_owned());
+        }
+        self.fail(error)
+    }
+
+    fn check_tag(&self) -> Result<(), Error> {
+        match self.node.tag.as_deref() {
+            None
+            | Some(
+                yaml::TAG_STR
+                | yaml::TAG_INT
+                | yaml::TAG_FLOAT
+                | yaml::TAG_BOOL
+                | yaml::TAG_NULL
+                | yaml::TAG_MAP
+                | yaml::TAG_SEQ,
+            ) => Ok(()),
+            Some(tag) => Err(self.fail(Error::new(format!("unsupported YAML tag `{tag}`")))),
+        }
+    }
+
+    fn text(&self) -> Option<&'a str> {
+        match &self.node.value {
+            Value::Scalar { text, .. } if !self.node.is_null() => Some(text),
+            _ => None,
+        }
+    }
+
+    fn integer<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        let result = match self.plain() {
+            Some(Plain::Int(i)) => visitor.visit_i64(i),
+            Some(Plain::Uint(u)) => visitor.visit_u64(u),
+            _ => return Err(self.invalid_type(&visitor)),
+        };
+        result.map_err(|e| self.fail(e))
+    }
+
+    fn float<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        let result = match self.plain() {
+            Some(Plain::Int(i)) => visitor.visit_i64(i),
+            Some(Plain::Uint(u)) => visitor.visit_u64(u),
+            Some(Plain::Float(f)) => visitor.visit_f64(f),
+            _ => return Err(self.invalid_type(&visitor)),
+        };
+        result.map_err(|e| self.fail(e))
+    }
+}
+
+macro_rules! forward_integer {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.check_tag()?;
+            self.integer(visitor)
+        }
+    )*};
+}
+
+impl<'a> de::Deserializer<'a> for NodeDeserializer<'a> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.check_tag()?;
+        let result = match &self.node.value {
+            Value::Scalar { text, .. } => match self.plain() {
+                Some(Plain::Null) => visitor.visit_unit(),
+                Some(Plain::Bool(b)) => visitor.visit_bool(b),
+                Some(Plain::Int(i)) => visitor.visit_i64(i),
+                Some(Plain::Uint(u)) => visitor.visit_u64(u),
+                Some(Plain::Float(f)) => visitor.visit_f64(f),
+                _ => visitor.visit_str(text),
+            },
+            Value::Seq(items) => visitor.visit_seq(SeqAccess::new(&self, items)),
+            Value::Map(entries) => visitor.visit_map(MapAccess::new(&self, entries, None)),
+        };
+        result.map_err(|e| self.fail(e))
+    }
+
+    fn deserialize_bool<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.check_tag()?;
+        match self.plain() {
+            Some(Plain::Bool(b)) => visitor.visit_bool(b).map_err(|e| self.fail(e)),
+            _ => Err(self.invalid_type(&visitor)),
+        }
+    }
+
+    forward_integer! {
+        deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
+    }
+
+    fn deserialize_f32<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.check_tag()?;
+        self.float(visitor)
+    }
+
+    fn deserialize_f64<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.check_tag()?;
+        self.float(visitor)
+    }
+
+    fn deserialize_char<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_str<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.check_tag()?;
+        match self.text() {
+            Some(text) => visitor.visit_str(text).map_err(|e| self.fail(e)),
+            None => Err(self.invalid_type(&visitor)),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_bytes<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        Err(self.invalid_type(&visitor))
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        Err(self.invalid_type(&visitor))
+    }
+
+    fn deserialize_option<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        if self.node.is_null() {
+            visitor.visit_none().map_err(|e| self.fail(e))
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_unit<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        if self.node.is_null() {
+            visitor.visit_unit().map_err(|e| self.fail(e))
+        } else {
+            Err(self.invalid_type(&visitor))
+        }
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        self.deserialize_unit(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_seq<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.check_tag()?;
+        match &self.node.value {
+            Value::Seq(items) => visitor
+                .visit_seq(SeqAccess::new(&self, items))
+                .map_err(|e| self.fail(e)),
+            _ => Err(self.invalid_type(&visitor)),
+        }
+    }
+
+    fn deserialize_tuple<V: Visitor<'a>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_map<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.check_tag()?;
+        match &self.node.value {
+            Value::Map(entries) => visitor
+                .visit_map(MapAccess::new(&self, entries, None))
+                .map_err(|e| self.fail(e)),
+            _ => Err(self.invalid_type(&visitor)),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        self.check_tag()?;
+        match &self.node.value {
+            Value::Map(entries) => visitor
+                .visit_map(MapAccess::new(&self, entries, Some(fields)))
+                .map_err(|e| self.fail(e)),
+            _ => Err(self.invalid_type(&visitor)),
+        }
+    }
+
+    fn deserialize_enum<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.text() {
+            Some(text) => visitor
+                .visit_enum(text.into_deserializer())
+                .map_err(|e: Error| self.fail(e)),
+            None => Err(self.invalid_type(&visitor)),
+        }
+    }
+
+    fn deserialize_identifier<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+}
+
+struct SeqAccess<'a> {
+    parent: NodeDeserializer<'a>,
+    items: std::slice::Iter<'a, Node>,
+    index: usize,
+}
+
+impl<'a> SeqAccess<'a> {
+    fn new(parent: &NodeDeserializer<'a>, items: &'a [Node]) -> Self {
+        Self {
+            parent: parent.child(parent.node, parent.path.clone()),
+            items: items.iter(),
+            index: 0,
+        }
+    }
+}
+
+impl<'a> de::SeqAccess<'a> for SeqAccess<'a> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'a>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        let Some(item) = self.items.next() else {
+            return Ok(None);
+        };
+        let path = self.parent.path.index(self.index);
+        self.index += 1;
+        seed.deserialize(self.parent.child(item, path)).map(Some)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.items.len())
+    }
+}
+
+/// Walks a mapping. For structs (`fields` known), keys that are not fields are recorded as
+/// unknown-field diagnostics and skipped, so decoding continues past them.
+struct MapAccess<'a> {
+    parent: NodeDeserializer<'a>,
+    entries: std::slice::Iter<'a, yaml::Entry>,
+    fields: Option<&'static [&'static str]>,
+    value: Option<(&'a Node, FieldPath)>,
+}
+
+impl<'a> MapAccess<'a> {
+    fn new(
+        parent: &NodeDeserializer<'a>,
+        entries: &'a [yaml::Entry],
+        fields: Option<&'static [&'static str]>,
+    ) -> Self {
+        Self {
+            parent: parent.child(parent.node, parent.path.clone()),
+            entries: entries.iter(),
+            fields,
+            value: None,
+        }
+    }
+
+    fn report_unknown(&self, key: &Node, name: &str, fields: &[&str]) {
+        let mut diagnostic = Diagnostic::error("unknown field")
+            .at(self.parent.document.location(key.pos))
+            .path(self.parent.path.key(name));
+        diagnostic = match closest(name, fields.iter().copied()) {
+            Some(suggestion) => diagnostic.hint(format!("did you mean `{suggestion}`?")),
+            None if fields.is_empty() => diagnostic,
+            None => diagnostic.hint(format!("valid fields here: {}", fields.join(", "))),
+        };
+        self.parent.unknown.borrow_mut().push(diagnostic);
+    }
+}
+
+impl<'a> de::MapAccess<'a> for MapAccess<'a> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'a>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        while let Some(entry) = self.entries.next() {
+            let key_de = self.parent.child(&entry.key, self.parent.path.clone());
+            let Some(name) = entry.key.scalar().filter(|_| !entry.key.is_null()) else {
+                return Err(Error::new(format!(
+                    "mapping keys must be strings, found {}",
+                    entry.key.describe()
+                ))
+                .locate(&entry.key, &self.parent.path));
+            };
+            if let Some(fields) = self.fields
+                && !fields.contains(&name)
+            {
+                self.report_unknown(&entry.key, name, fields);
+                continue;
+            }
+            self.value = Some((&entry.value, self.parent.path.key(name)));
+            return seed.deserialize(key_de).map(Some);
+        }
+        Ok(None)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        let (node, path) = self
+            .value
+            .take()
+            .ok_or_else(|| Error::new("a value was requested before its key"))?;
+        seed.deserialize(self.parent.child(node, path))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use k8s_openapi::api::core::v1::EnvVar;
+    use serde::Deserialize;
+
+    use super::*;
+    use crate::diag::Diagnostics;
+
+    fn document(text: &str) -> Document {
+        let mut diagnostics = Diagnostics::default();
+        let mut docs = yaml::parse(&Arc::from("t.yaml"), text, &mut diagnostics).unwrap();
+        docs.remove(0)
+    }
+
+    fn decode_str<T: DeserializeOwned>(text: &str) -> (Result<T, String>, Vec<String>) {
+        let doc = document(text);
+        let mut unknown = Vec::new();
+        let result = decode::<T>(&doc, &doc.root, FieldPath::root(), &mut unknown)
+            .map_err(|d| d.to_string());
+        (result, unknown.iter().map(ToString::to_string).collect())
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "camelCase")]
+    struct Sample {
+        name: String,
+        enabled: Option<bool>,
+        count: Option<u32>,
+        env: Option<Vec<EnvVar>>,
+        labels: Option<BTreeMap<String, String>>,
+    }
+
+    #[test]
+    fn strings_are_strings_whatever_they_look_like() {
+        let (result, unknown) =
+            decode_str::<Sample>("name: yes\nlabels: {a: on, b: 0755, c: ~x}\n");
+        assert!(unknown.is_empty());
+        let sample = result.unwrap();
+        assert_eq!(sample.name, "yes");
+        let labels = sample.labels.unwrap();
+        assert_eq!(labels["a"], "on");
+        assert_eq!(labels["b"], "0755");
+    }
+
+    #[test]
+    fn booleans_and_numbers_follow_kubernetes() {
+        let (result, _) = decode_str::<Sample>("name: x\nenabled: yes\ncount: 0x10\n");
+        let sample = result.unwrap();
+        assert_eq!(sample.enabled, Some(true));
+        assert_eq!(sample.count, Some(16));
+    }
+
+    #[test]
+    fn wrong_types_are_located() {
+        let (result, _) = decode_str::<Sample>("name: x\nenabled: \"true\"\n");
+        assert_eq!(
+            result.unwrap_err(),
+            "t.yaml:2:10: error: enabled: expected a boolean, found the string \"true\"\n  hint: remove the quotes"
+        );
+        let (result, _) = decode_str::<Sample>("name: x\nenv:\n- name: A\n  value: [1]\n");
+        assert_eq!(
+            result.unwrap_err(),
+            "t.yaml:4:10: error: env[0].value: expected a string, found a list"
+        );
+    }
+
+    #[test]
+    fn missing_fields_point_at_their_mapping() {
+        let (result, _) = decode_str::<Sample>("enabled: true\n");
+        assert_eq!(
+            result.unwrap_err(),
+            "t.yaml:1:1: error: missing required field `name`"
+        );
+    }
+
+    #[test]
+    fn every_unknown_field_is_reported_with_a_suggestion() {
+        let (result, unknown) = decode_str::<Sample>(
+            "name: x\nenabeld: true\nenv:\n- name: A\n  valueFrom:\n    secretKeyRef: {nmae: s, key: k}\n",
+        );
+        assert!(result.is_ok());
+        assert_eq!(
+            unknown,
+            [
+                "t.yaml:2:1: error: enabeld: unknown field\n  hint: did you mean `enabled`?",
+                "t.yaml:6:20: error: env[0].valueFrom.secretKeyRef.nmae: unknown field\n  hint: did you mean `name`?",
+            ]
+        );
+    }
+
+    #[test]
+    fn non_string_keys_are_errors() {
+        let (result, _) = decode_str::<BTreeMap<String, String>>("? [a]\n: b\n");
+        assert!(
+            result
+                .unwrap_err()
+                .contains("mapping keys must be strings, found a list")
+        );
+    }
+
+    #[test]
+    fn custom_tags_are_refused() {
+        let (result, _) = decode_str::<Sample>("name: !Ref x\n");
+        assert!(result.unwrap_err().contains("unsupported YAML tag `!Ref`"));
+    }
+}

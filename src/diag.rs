@@ -1,0 +1,325 @@
+//! Diagnostics as values.
+//!
+//! Every problem found anywhere in the pipeline becomes a [`Diagnostic`]: where it is (source
+//! name, line, column), which field it concerns, what is wrong and, when we know one, how to fix
+//! it. Stages collect them; only the binary's entry point formats and prints them, once.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// How bad a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// The input is rejected: exit status 1, nothing on stdout.
+    Error,
+    /// The input is rendered, but probably not as the author meant (an error with `--strict`).
+    Warning,
+}
+
+/// A position in an input: 1-based line and column (columns count characters, not bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// Where a diagnostic points: a named source and, when known, a position in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub source: Arc<str>,
+    pub pos: Option<Pos>,
+}
+
+/// One segment of a field path.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+/// A path to a field inside a document, displayed as `spec.plugins.metric[1].sha256`.
+///
+/// Keys that are not plain identifiers (label keys such as `app.kubernetes.io/name`) are shown
+/// in brackets and quotes, so the path stays unambiguous.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FieldPath(Vec<Segment>);
+
+impl FieldPath {
+    pub fn root() -> Self {
+        Self(Vec::new())
+    }
+
+    pub fn key(&self, key: &str) -> Self {
+        let mut segments = self.0.clone();
+        segments.push(Segment::Key(key.to_owned()));
+        Self(segments)
+    }
+
+    pub fn index(&self, index: usize) -> Self {
+        let mut segments = self.0.clone();
+        segments.push(Segment::Index(index));
+        Self(segments)
+    }
+
+    pub fn from_segments(segments: &[Segment]) -> Self {
+        Self(segments.to_vec())
+    }
+
+    pub fn segments(&self) -> &[Segment] {
+        &self.0
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Parses the dotted form used in code (`"spec.plugins"`); indices are not supported here.
+impl From<&str> for FieldPath {
+    fn from(dotted: &str) -> Self {
+        Self(
+            dotted
+                .split('.')
+                .filter(|part| !part.is_empty())
+                .map(|part| Segment::Key(part.to_owned()))
+                .collect(),
+        )
+    }
+}
+
+fn is_identifier(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, segment) in self.0.iter().enumerate() {
+            match segment {
+                Segment::Key(key) if is_identifier(key) => {
+                    if i > 0 {
+                        f.write_str(".")?;
+                    }
+                    f.write_str(key)?;
+                }
+                Segment::Key(key) => write!(f, "[{}]", serde_json::Value::from(key.as_str()))?,
+                Segment::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One problem, with everything needed to print it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub location: Option<Location>,
+    pub path: FieldPath,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Error,
+            location: None,
+            path: FieldPath::root(),
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn warning(message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Warning,
+            ..Self::error(message)
+        }
+    }
+
+    pub fn at(mut self, location: Location) -> Self {
+        self.location = Some(location);
+        self
+    }
+
+    pub fn path(mut self, path: FieldPath) -> Self {
+        self.path = path;
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    /// `file:line:column: error: field.path: message`, then an indented `hint:` line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.location {
+            Some(Location {
+                source,
+                pos: Some(pos),
+            }) => write!(f, "{source}:{}:{}: ", pos.line, pos.col)?,
+            Some(Location { source, pos: None }) => write!(f, "{source}: ")?,
+            None => {}
+        }
+        f.write_str(match self.severity {
+            Severity::Error => "error: ",
+            Severity::Warning => "warning: ",
+        })?;
+        if !self.path.is_root() {
+            write!(f, "{}: ", self.path)?;
+        }
+        f.write_str(&self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The diagnostics of one run, in the order they were found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diagnostics(Vec<Diagnostic>);
+
+impl Diagnostics {
+    pub fn push(&mut self, diagnostic: Diagnostic) {
+        self.0.push(diagnostic);
+    }
+
+    pub fn extend(&mut self, other: impl IntoIterator<Item = Diagnostic>) {
+        self.0.extend(other);
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.0.iter().any(Diagnostic::is_error)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.0.iter()
+    }
+
+    /// Turns every warning into an error (`--strict`).
+    pub fn escalate_warnings(&mut self) {
+        for diagnostic in &mut self.0 {
+            diagnostic.severity = Severity::Error;
+        }
+    }
+
+    /// Sorted by source, position and then message, so output does not depend on the order in
+    /// which checks ran. Sources keep the order in which they were read.
+    pub fn sorted(mut self, source_order: &[Arc<str>]) -> Self {
+        let rank = |d: &Diagnostic| {
+            let source = d
+                .location
+                .as_ref()
+                .and_then(|l| source_order.iter().position(|s| *s == l.source))
+                .unwrap_or(usize::MAX);
+            let pos = d.location.as_ref().and_then(|l| l.pos).unwrap_or_default();
+            (source, pos)
+        };
+        self.0.sort_by_key(rank);
+        self
+    }
+}
+
+impl IntoIterator for Diagnostics {
+    type Item = Diagnostic;
+    type IntoIter = std::vec::IntoIter<Diagnostic>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+/// Suggests the candidate closest to `word` (Levenshtein distance, case-insensitive), if it is
+/// close enough to be a plausible typo.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = word.to_ascii_lowercase();
+    let limit = (word.chars().count() / 3).max(1) + 1;
+    candidates
+        .into_iter()
+        .map(|candidate| {
+            (
+                edit_distance(&lower, &candidate.to_ascii_lowercase()),
+                candidate,
+            )
+        })
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_display_like_kubectl_explain() {
+        let path = FieldPath::from("spec.plugins")
+            .key("metric")
+            .index(1)
+            .key("sha256");
+        assert_eq!(path.to_string(), "spec.plugins.metric[1].sha256");
+        let label = FieldPath::from("spec.additionalMetadata.labels").key("app.kubernetes.io/name");
+        assert_eq!(
+            label.to_string(),
+            r#"spec.additionalMetadata.labels["app.kubernetes.io/name"]"#
+        );
+    }
+
+    #[test]
+    fn diagnostics_print_location_path_message_and_hint() {
+        let d = Diagnostic::error("must be 64 lowercase hex characters")
+            .at(Location {
+                source: "rm.yaml".into(),
+                pos: Some(Pos { line: 3, col: 7 }),
+            })
+            .path(
+                FieldPath::from("spec.plugins")
+                    .key("metric")
+                    .index(0)
+                    .key("sha256"),
+            )
+            .hint("compute it with `sha256sum`");
+        assert_eq!(
+            d.to_string(),
+            "rm.yaml:3:7: error: spec.plugins.metric[0].sha256: must be 64 lowercase hex characters\n  hint: compute it with `sha256sum`"
+        );
+    }
+
+    #[test]
+    fn suggestions_find_plausible_typos_only() {
+        let fields = ["name", "location", "sha256", "args"];
+        assert_eq!(closest("nmae", fields), Some("name"));
+        assert_eq!(closest("locaton", fields), Some("location"));
+        assert_eq!(closest("Location", fields), Some("location"));
+        assert_eq!(closest("completely-different", fields), None);
+    }
+}

@@ -1,0 +1,200 @@
+//! The whole transformation, as one pure function: sources in, documents out.
+//!
+//! input ([`crate::yaml`]) → model ([`crate::de`], [`crate::model`]) → validate
+//! ([`crate::validate`]) → render ([`crate::render`]); the caller emits ([`crate::emit`]).
+//! Every document is read and checked before anything is rendered, and any error means no
+//! documents at all.
+
+use serde_json::Value as Json;
+
+use crate::de;
+use crate::diag::{Diagnostic, Diagnostics, FieldPath, closest};
+use crate::model::{self, RolloutManager};
+use crate::options::Options;
+use crate::render::{self, Extras};
+use crate::source::Source;
+use crate::spec::Manager;
+use crate::validate::{self, Checker};
+use crate::yaml::{self, Document, Node, Value};
+use crate::yaml11;
+
+/// The result of a successful run: the documents to write, and warnings.
+#[derive(Debug)]
+pub struct Rendered {
+    pub documents: Vec<Json>,
+    pub warnings: Diagnostics,
+}
+
+/// A document of the input, classified.
+enum Item {
+    Manager(Box<Manager>),
+    Passthrough(Json),
+}
+
+/// Kinds of the argoproj.io group that are not typos of RolloutManager.
+const ARGOPROJ_KINDS: [&str; 7] = [
+    "Rollout",
+    "AnalysisTemplate",
+    "ClusterAnalysisTemplate",
+    "AnalysisRun",
+    "Experiment",
+    "Application",
+    "AppProject",
+];
+
+/// Renders every RolloutManager of the sources; other objects pass through in place.
+pub fn render(sources: &[Source], options: &Options) -> Result<Rendered, Diagnostics> {
+    let mut diagnostics = Diagnostics::default();
+    let mut documents = Vec::new();
+    for source in sources {
+        match yaml::parse(&source.name, &source.text, &mut diagnostics) {
+            Ok(parsed) => documents.extend(parsed),
+            Err(error) => diagnostics.push(error),
+        }
+    }
+
+    let mut items = Vec::new();
+    for document in &documents {
+        if let Some(item) = classify(document, options, &mut diagnostics) {
+            items.push(item);
+        }
+    }
+
+    let managers = items
+        .iter()
+        .filter(|item| matches!(item, Item::Manager(_)))
+        .count();
+    if managers == 0 && !options.allow_empty && !diagnostics.has_errors() {
+        let names: Vec<&str> = sources.iter().map(|s| &*s.name).collect();
+        diagnostics.push(
+            Diagnostic::error(format!(
+                "no RolloutManager found in {}",
+                if names.is_empty() { "the input".to_owned() } else { names.join(", ") }
+            ))
+            .hint("an empty render would make Argo CD prune the installation; pass --allow-empty if that is really meant"),
+        );
+    }
+
+    if options.strict {
+        diagnostics.escalate_warnings();
+    }
+    let order: Vec<_> = sources.iter().map(|s| s.name.clone()).collect();
+    let diagnostics = diagnostics.sorted(&order);
+    if diagnostics.has_errors() {
+        return Err(diagnostics);
+    }
+
+    let service_monitor = options.has_api_version("monitoring.coreos.com/v1");
+    let mut aggregate_roles = options.aggregate_roles;
+    let mut output = Vec::new();
+    for item in items {
+        match item {
+            Item::Manager(manager) => {
+                output.extend(render::manager(
+                    &manager,
+                    Extras {
+                        aggregate_roles,
+                        service_monitor,
+                    },
+                ));
+                aggregate_roles = false;
+            }
+            Item::Passthrough(object) => output.push(object),
+        }
+    }
+    Ok(Rendered {
+        documents: output,
+        warnings: diagnostics,
+    })
+}
+
+/// Reads `apiVersion` and `kind` of a document and handles it accordingly.
+fn classify(document: &Document, options: &Options, diagnostics: &mut Diagnostics) -> Option<Item> {
+    let root = &document.root;
+    if !matches!(root.value, Value::Map(_)) {
+        diagnostics.push(
+            Diagnostic::error(format!(
+                "expected a Kubernetes object (a mapping with `apiVersion` and `kind`), found {}",
+                root.describe()
+            ))
+            .at(document.location(root.pos)),
+        );
+        return None;
+    }
+    let field = |name: &str| {
+        root.get(name)
+            .and_then(Node::scalar)
+            .filter(|s| !s.is_empty())
+    };
+    let (Some(api_version), Some(kind)) = (field("apiVersion"), field("kind")) else {
+        diagnostics.push(
+            Diagnostic::error("not a Kubernetes object: `apiVersion` and `kind` are required")
+                .at(document.location(root.pos)),
+        );
+        return None;
+    };
+
+    let is_manager = kind == model::KIND && api_version == model::API_VERSION;
+    if !is_manager {
+        if let Some(problem) = misnamed_manager(api_version, kind) {
+            let path = FieldPath::root().key(problem.field);
+            let node = root.lookup(&path);
+            diagnostics.push(
+                Diagnostic::error(problem.message)
+                    .at(document.location(node.pos))
+                    .path(path)
+                    .hint(problem.hint),
+            );
+            return None;
+        }
+        return yaml11::to_json(document, diagnostics).map(Item::Passthrough);
+    }
+
+    let mut found = Vec::new();
+    let decoded = de::decode::<RolloutManager>(document, root, FieldPath::root(), &mut found);
+    diagnostics.extend(found);
+    let raw = match decoded {
+        Ok(raw) => raw,
+        Err(error) => {
+            diagnostics.push(error);
+            return None;
+        }
+    };
+    let mut checker = Checker::new(document);
+    let manager = validate::manager(&mut checker, raw, options);
+    diagnostics.extend(checker.diagnostics);
+    manager.map(|manager| Item::Manager(Box::new(manager)))
+}
+
+struct Misnamed {
+    field: &'static str,
+    message: String,
+    hint: String,
+}
+
+/// A RolloutManager with the wrong apiVersion, or an argoproj.io kind that looks like a typo
+/// of RolloutManager, would otherwise pass through silently and never be rendered.
+fn misnamed_manager(api_version: &str, kind: &str) -> Option<Misnamed> {
+    if kind == model::KIND {
+        return Some(Misnamed {
+            field: "apiVersion",
+            message: format!(
+                "RolloutManager is served as `{}`, not `{api_version}`",
+                model::API_VERSION
+            ),
+            hint: format!("write `apiVersion: {}`", model::API_VERSION),
+        });
+    }
+    let group = api_version.split('/').next().unwrap_or_default();
+    if group == "argoproj.io"
+        && !ARGOPROJ_KINDS.contains(&kind)
+        && closest(kind, [model::KIND]).is_some()
+    {
+        return Some(Misnamed {
+            field: "kind",
+            message: format!("unknown kind `{kind}` in argoproj.io"),
+            hint: format!("did you mean `{}`?", model::KIND),
+        });
+    }
+    None
+}

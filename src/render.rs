@@ -1,0 +1,445 @@
+//! Rendering: a resolved [`Manager`] becomes the objects of one Argo Rollouts installation.
+//!
+//! A pure function: typed Kubernetes objects built field for field as the argo-rollouts-manager
+//! operator builds them, in the order of [`manager`]. Nothing here reads files, the
+//! environment or the clock.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
+use k8s_openapi::api::core::v1::{
+    Affinity, Capabilities, ConfigMap, Container, ContainerPort, EmptyDirVolumeSource,
+    HTTPGetAction, PodAffinityTerm, PodAntiAffinity, PodSecurityContext, PodSpec, PodTemplateSpec,
+    Probe, SeccompProfile, Secret, SecurityContext, Service, ServiceAccount, ServicePort,
+    ServiceSpec, Volume, VolumeMount, WeightedPodAffinityTerm,
+};
+use k8s_openapi::api::networking::v1::{
+    NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPort, NetworkPolicySpec,
+};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde::Serialize;
+use serde_json::{Value as Json, json};
+use sha2::{Digest, Sha256};
+
+use crate::emit;
+use crate::spec::{Manager, PluginKind};
+use crate::tables::{self, Rule};
+
+type Labels = BTreeMap<String, String>;
+
+/// What to render besides each manager's own objects.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Extras {
+    /// The three cluster-wide aggregate ClusterRoles (once per output stream).
+    pub aggregate_roles: bool,
+    /// A ServiceMonitor (the cluster serves `monitoring.coreos.com/v1`).
+    pub service_monitor: bool,
+}
+
+/// The objects of one installation, in this order: ServiceAccount, Role or ClusterRole,
+/// [aggregate ClusterRoles], RoleBinding or ClusterRoleBinding, notification Secret, ConfigMap,
+/// Deployment, metrics Service, NetworkPolicy, [ServiceMonitor].
+pub fn manager(manager: &Manager, extras: Extras) -> Vec<Json> {
+    let mut objects = vec![to_json(&service_account(manager))];
+    objects.push(controller_role(manager));
+    if extras.aggregate_roles {
+        objects.extend(aggregate_roles(manager).iter().map(to_json));
+    }
+    objects.push(controller_role_binding(manager));
+    if manager.notification_secret {
+        objects.push(to_json(&notification_secret(manager)));
+    }
+    let config_map = config_map(manager);
+    let checksum = config_checksum(config_map.data.as_ref().unwrap_or(&BTreeMap::new()));
+    objects.push(to_json(&config_map));
+    objects.push(to_json(&deployment(manager, &checksum)));
+    objects.push(to_json(&metrics_service(manager)));
+    if manager.network_policy {
+        objects.push(to_json(&network_policy(manager)));
+    }
+    if extras.service_monitor {
+        objects.push(service_monitor(manager));
+    }
+    objects
+}
+
+fn to_json<T: Serialize>(object: &T) -> Json {
+    serde_json::to_value(object).expect("Kubernetes objects serialize to JSON")
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+fn non_empty(map: Labels) -> Option<Labels> {
+    (!map.is_empty()).then_some(map)
+}
+
+/// Metadata of a namespaced object: standard labels, then `additionalMetadata` on top.
+fn metadata(manager: &Manager, name: &str, namespaced: bool) -> ObjectMeta {
+    let mut object_labels = labels(&tables::STANDARD_LABELS);
+    object_labels.extend(manager.labels.clone());
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        namespace: namespaced.then(|| manager.namespace.clone()),
+        labels: non_empty(object_labels),
+        annotations: non_empty(manager.annotations.clone()),
+        ..ObjectMeta::default()
+    }
+}
+
+fn policy_rule(rule: &Rule) -> PolicyRule {
+    let strings = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    PolicyRule {
+        api_groups: Some(strings(rule.api_groups)),
+        resources: Some(strings(rule.resources)),
+        verbs: strings(rule.verbs),
+        ..PolicyRule::default()
+    }
+}
+
+/// The upstream rules, then each plugin's `rules` in ConfigMap order.
+fn controller_rules(manager: &Manager) -> Vec<PolicyRule> {
+    let mut rules: Vec<PolicyRule> = tables::CONTROLLER_RULES.iter().map(policy_rule).collect();
+    for (_, plugin) in manager.plugins.all() {
+        rules.extend(plugin.rules.iter().cloned());
+    }
+    rules
+}
+
+fn service_account(manager: &Manager) -> ServiceAccount {
+    ServiceAccount {
+        metadata: metadata(manager, tables::RESOURCE_NAME, true),
+        ..ServiceAccount::default()
+    }
+}
+
+fn controller_role(manager: &Manager) -> Json {
+    if manager.namespace_scoped {
+        to_json(&Role {
+            metadata: metadata(manager, tables::RESOURCE_NAME, true),
+            rules: Some(controller_rules(manager)),
+        })
+    } else {
+        to_json(&ClusterRole {
+            metadata: metadata(manager, tables::RESOURCE_NAME, false),
+            rules: Some(controller_rules(manager)),
+            ..ClusterRole::default()
+        })
+    }
+}
+
+fn aggregate_roles(manager: &Manager) -> Vec<ClusterRole> {
+    tables::AGGREGATE_ROLES
+        .iter()
+        .map(|role| {
+            let aggregate_label = format!(
+                "rbac.authorization.k8s.io/aggregate-to-{}",
+                role.aggregate_to
+            );
+            let mut role_labels = labels(&[
+                ("app.kubernetes.io/component", "aggregate-cluster-role"),
+                ("app.kubernetes.io/name", role.name),
+                ("app.kubernetes.io/part-of", tables::RESOURCE_NAME),
+                (&aggregate_label, "true"),
+            ]);
+            role_labels.extend(manager.labels.clone());
+            ClusterRole {
+                metadata: ObjectMeta {
+                    name: Some(role.name.to_owned()),
+                    labels: Some(role_labels),
+                    annotations: non_empty(manager.annotations.clone()),
+                    ..ObjectMeta::default()
+                },
+                rules: Some(vec![policy_rule(&role.rule)]),
+                ..ClusterRole::default()
+            }
+        })
+        .collect()
+}
+
+fn controller_role_binding(manager: &Manager) -> Json {
+    let subjects = Some(vec![Subject {
+        kind: "ServiceAccount".to_owned(),
+        name: tables::RESOURCE_NAME.to_owned(),
+        namespace: Some(manager.namespace.clone()),
+        ..Subject::default()
+    }]);
+    let role_ref = |kind: &str| RoleRef {
+        api_group: "rbac.authorization.k8s.io".to_owned(),
+        kind: kind.to_owned(),
+        name: tables::RESOURCE_NAME.to_owned(),
+    };
+    if manager.namespace_scoped {
+        to_json(&RoleBinding {
+            metadata: metadata(manager, tables::RESOURCE_NAME, true),
+            role_ref: role_ref("Role"),
+            subjects,
+        })
+    } else {
+        to_json(&ClusterRoleBinding {
+            metadata: metadata(manager, tables::RESOURCE_NAME, false),
+            role_ref: role_ref("ClusterRole"),
+            subjects,
+        })
+    }
+}
+
+/// No `data` at all: users fill the Secret out of band and an apply must never wipe it.
+fn notification_secret(manager: &Manager) -> Secret {
+    Secret {
+        metadata: metadata(manager, tables::NOTIFICATION_SECRET_NAME, true),
+        type_: Some("Opaque".to_owned()),
+        ..Secret::default()
+    }
+}
+
+/// `trafficRouterPlugins` and `metricProviderPlugins` always, `stepPlugins` when there are any.
+pub fn config_data(manager: &Manager) -> BTreeMap<String, String> {
+    PluginKind::ALL
+        .into_iter()
+        .filter(|kind| *kind != PluginKind::Step || !manager.plugins.step.is_empty())
+        .map(|kind| {
+            (
+                kind.config_key().to_owned(),
+                emit::plugin_list(manager.plugins.list(kind)),
+            )
+        })
+        .collect()
+}
+
+fn config_map(manager: &Manager) -> ConfigMap {
+    ConfigMap {
+        metadata: metadata(manager, tables::CONFIG_MAP_NAME, true),
+        data: Some(config_data(manager)),
+        ..ConfigMap::default()
+    }
+}
+
+/// SHA-256 over the ConfigMap data, keys in sorted order, each key and value preceded by its
+/// length (8 bytes, big-endian) so that no two different maps hash the same bytes.
+pub fn config_checksum(data: &BTreeMap<String, String>) -> String {
+    let mut hasher = Sha256::new();
+    for (key, value) in data {
+        for part in [key, value] {
+            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(part.as_bytes());
+        }
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+fn deployment(manager: &Manager, checksum: &str) -> Deployment {
+    let mut pod_labels = labels(&[(tables::SELECTOR_KEY, tables::RESOURCE_NAME)]);
+    pod_labels.extend(manager.labels.clone());
+    let mut pod_annotations = manager.annotations.clone();
+    pod_annotations.insert(tables::CHECKSUM_ANNOTATION.to_owned(), checksum.to_owned());
+    let selector = || LabelSelector {
+        match_labels: Some(pod_labels.clone()),
+        ..LabelSelector::default()
+    };
+    let affinity = manager.high_availability.then(|| Affinity {
+        pod_anti_affinity: Some(PodAntiAffinity {
+            preferred_during_scheduling_ignored_during_execution: Some(vec![
+                WeightedPodAffinityTerm {
+                    weight: 100,
+                    pod_affinity_term: PodAffinityTerm {
+                        label_selector: Some(selector()),
+                        topology_key: "topology.kubernetes.io/zone".to_owned(),
+                        ..PodAffinityTerm::default()
+                    },
+                },
+            ]),
+            required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
+                label_selector: Some(selector()),
+                topology_key: "kubernetes.io/hostname".to_owned(),
+                ..PodAffinityTerm::default()
+            }]),
+        }),
+        ..Affinity::default()
+    });
+    Deployment {
+        metadata: metadata(manager, tables::RESOURCE_NAME, true),
+        spec: Some(DeploymentSpec {
+            replicas: Some(if manager.high_availability { 2 } else { 1 }),
+            selector: selector(),
+            strategy: Some(DeploymentStrategy {
+                type_: Some("RollingUpdate".to_owned()),
+                ..DeploymentStrategy::default()
+            }),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(pod_labels.clone()),
+                    annotations: Some(pod_annotations),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    affinity,
+                    containers: vec![controller_container(manager)],
+                    node_selector: Some(manager.node_selector.clone()),
+                    security_context: Some(PodSecurityContext {
+                        run_as_non_root: Some(true),
+                        ..PodSecurityContext::default()
+                    }),
+                    service_account_name: Some(tables::RESOURCE_NAME.to_owned()),
+                    tolerations: manager.tolerations.clone(),
+                    volumes: Some(
+                        ["plugin-bin", "tmp"]
+                            .into_iter()
+                            .map(|name| Volume {
+                                name: name.to_owned(),
+                                empty_dir: Some(EmptyDirVolumeSource::default()),
+                                ..Volume::default()
+                            })
+                            .collect(),
+                    ),
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        }),
+        ..Deployment::default()
+    }
+}
+
+fn controller_container(manager: &Manager) -> Container {
+    let port = |name: &str, number: i32| ContainerPort {
+        name: Some(name.to_owned()),
+        container_port: number,
+        ..ContainerPort::default()
+    };
+    let mount = |name: &str, path: &str| VolumeMount {
+        name: name.to_owned(),
+        mount_path: path.to_owned(),
+        ..VolumeMount::default()
+    };
+    Container {
+        name: tables::RESOURCE_NAME.to_owned(),
+        image: Some(manager.image.clone()),
+        image_pull_policy: Some(manager.image_pull_policy.clone()),
+        args: (!manager.args.is_empty()).then(|| manager.args.clone()),
+        env: (!manager.env.is_empty()).then(|| manager.env.clone()),
+        liveness_probe: Some(Probe {
+            http_get: Some(HTTPGetAction {
+                path: Some("/healthz".to_owned()),
+                port: IntOrString::String("healthz".to_owned()),
+                ..HTTPGetAction::default()
+            }),
+            initial_delay_seconds: Some(30),
+            period_seconds: Some(20),
+            success_threshold: Some(1),
+            timeout_seconds: Some(10),
+            failure_threshold: Some(3),
+            ..Probe::default()
+        }),
+        ports: Some(vec![
+            port("healthz", tables::HEALTHZ_PORT),
+            port("metrics", tables::METRICS_PORT),
+        ]),
+        resources: Some(manager.resources.clone()),
+        security_context: Some(SecurityContext {
+            allow_privilege_escalation: Some(false),
+            capabilities: Some(Capabilities {
+                drop: Some(vec!["ALL".to_owned()]),
+                ..Capabilities::default()
+            }),
+            read_only_root_filesystem: Some(true),
+            run_as_non_root: Some(true),
+            seccomp_profile: Some(SeccompProfile {
+                type_: "RuntimeDefault".to_owned(),
+                ..SeccompProfile::default()
+            }),
+            ..SecurityContext::default()
+        }),
+        volume_mounts: Some(vec![
+            mount("plugin-bin", tables::PLUGIN_BIN_DIR),
+            mount("tmp", "/tmp"),
+        ]),
+        ..Container::default()
+    }
+}
+
+fn metrics_service(manager: &Manager) -> Service {
+    let mut meta = metadata(manager, tables::METRICS_SERVICE_NAME, true);
+    let service_labels = meta.labels.get_or_insert_with(BTreeMap::new);
+    service_labels.extend(labels(&tables::METRICS_SERVICE_LABELS));
+    Service {
+        metadata: meta,
+        spec: Some(ServiceSpec {
+            ports: Some(vec![ServicePort {
+                name: Some("metrics".to_owned()),
+                port: tables::METRICS_PORT,
+                protocol: Some("TCP".to_owned()),
+                target_port: Some(IntOrString::Int(tables::METRICS_PORT)),
+                ..ServicePort::default()
+            }]),
+            selector: Some(labels(&[(tables::SELECTOR_KEY, tables::RESOURCE_NAME)])),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    }
+}
+
+fn network_policy(manager: &Manager) -> NetworkPolicy {
+    let tcp_port = |number: i32| NetworkPolicyPort {
+        protocol: Some("TCP".to_owned()),
+        port: Some(IntOrString::Int(number)),
+        ..NetworkPolicyPort::default()
+    };
+    NetworkPolicy {
+        metadata: metadata(manager, tables::NETWORK_POLICY_NAME, true),
+        spec: Some(NetworkPolicySpec {
+            pod_selector: Some(LabelSelector {
+                match_labels: Some(labels(&[(tables::SELECTOR_KEY, tables::RESOURCE_NAME)])),
+                ..LabelSelector::default()
+            }),
+            policy_types: Some(vec!["Ingress".to_owned()]),
+            ingress: Some(vec![NetworkPolicyIngressRule {
+                ports: Some(vec![
+                    tcp_port(tables::HEALTHZ_PORT),
+                    tcp_port(tables::METRICS_PORT),
+                ]),
+                ..NetworkPolicyIngressRule::default()
+            }]),
+            ..NetworkPolicySpec::default()
+        }),
+    }
+}
+
+/// `monitoring.coreos.com/v1` is not part of Kubernetes, so it is built as data.
+fn service_monitor(manager: &Manager) -> Json {
+    json!({
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": tables::RESOURCE_NAME, "namespace": manager.namespace},
+        "spec": {
+            "selector": {"matchLabels": {tables::SELECTOR_KEY: tables::METRICS_SERVICE_NAME}},
+            "endpoints": [{"port": "metrics"}],
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksum_separates_keys_from_values() {
+        let a = BTreeMap::from([("ab".to_owned(), "c".to_owned())]);
+        let b = BTreeMap::from([("a".to_owned(), "bc".to_owned())]);
+        assert_ne!(config_checksum(&a), config_checksum(&b));
+        assert_eq!(config_checksum(&a).len(), 64);
+        assert_eq!(config_checksum(&a), config_checksum(&a.clone()));
+    }
+}

@@ -1,0 +1,218 @@
+//! Reading inputs: files, directories and standard input, under a size cap.
+//!
+//! The only module that touches the file system for input. Directories contribute their
+//! `.yaml`, `.yml` and `.json` files in sorted path order, hidden entries skipped; everything
+//! is read before anything is parsed, so output can be all-or-nothing.
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::diag::{Diagnostic, Location, Pos};
+
+/// The name diagnostics use for standard input.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Default `--max-input-bytes`: 64 MiB.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// One input, read whole.
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub name: Arc<str>,
+    pub text: String,
+}
+
+impl Source {
+    pub fn new(name: &str, text: impl Into<String>) -> Self {
+        Self {
+            name: Arc::from(name),
+            text: text.into(),
+        }
+    }
+}
+
+/// Why inputs could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The operating system refused (missing file, permissions…): exit status 2.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    /// The bytes are not acceptable input (too large, not UTF-8): exit status 1.
+    #[error("{0}")]
+    Invalid(Diagnostic),
+}
+
+/// What to read and how.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    pub recursive: bool,
+    pub max_bytes: u64,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            recursive: false,
+            max_bytes: DEFAULT_MAX_INPUT_BYTES,
+        }
+    }
+}
+
+/// Reads every path (`-` is standard input; no paths at all is standard input too).
+pub fn read(paths: &[PathBuf], options: &ReadOptions) -> Result<Vec<Source>, ReadError> {
+    let mut budget = options.max_bytes;
+    let mut sources = Vec::new();
+    if paths.is_empty() {
+        sources.push(read_stdin(&mut budget)?);
+        return Ok(sources);
+    }
+    for path in paths {
+        if path.as_os_str() == "-" {
+            sources.push(read_stdin(&mut budget)?);
+            continue;
+        }
+        let metadata = fs::metadata(path).map_err(|source| io_error(path, source))?;
+        if metadata.is_dir() {
+            for file in directory_files(path, options.recursive)? {
+                sources.push(read_file(&file, &mut budget)?);
+            }
+        } else {
+            sources.push(read_file(path, &mut budget)?);
+        }
+    }
+    Ok(sources)
+}
+
+/// The manifest files of a directory, sorted by path.
+pub fn directory_files(dir: &Path, recursive: bool) -> Result<Vec<PathBuf>, ReadError> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries = fs::read_dir(&dir).map_err(|source| io_error(&dir, source))?;
+        for entry in entries {
+            let entry = entry.map_err(|source| io_error(&dir, source))?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            let file_type = fs::metadata(&path).map_err(|source| io_error(&path, source))?;
+            if file_type.is_dir() {
+                if recursive {
+                    pending.push(path);
+                }
+            } else if [".yaml", ".yml", ".json"]
+                .iter()
+                .any(|ext| name.ends_with(ext))
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn io_error(path: &Path, source: io::Error) -> ReadError {
+    ReadError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+fn read_file(path: &Path, budget: &mut u64) -> Result<Source, ReadError> {
+    let name = path.display().to_string();
+    let file = fs::File::open(path).map_err(|source| io_error(path, source))?;
+    let bytes = read_capped(file, &name, budget)?;
+    decode(&name, bytes)
+}
+
+fn read_stdin(budget: &mut u64) -> Result<Source, ReadError> {
+    let bytes = read_capped(io::stdin().lock(), STDIN_NAME, budget)?;
+    decode(STDIN_NAME, bytes)
+}
+
+/// Reads at most the remaining budget; one byte more means the input is too large.
+fn read_capped(reader: impl Read, name: &str, budget: &mut u64) -> Result<Vec<u8>, ReadError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(budget.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|source| ReadError::Io {
+            path: name.to_owned(),
+            source,
+        })?;
+    let len = bytes.len() as u64;
+    if len > *budget {
+        return Err(ReadError::Invalid(
+            Diagnostic::error("the input is larger than the limit of --max-input-bytes")
+                .at(Location {
+                    source: Arc::from(name),
+                    pos: None,
+                })
+                .hint("split the input, or raise the limit with `--max-input-bytes`"),
+        ));
+    }
+    *budget -= len;
+    Ok(bytes)
+}
+
+/// Input must be UTF-8, as Kubernetes requires; the error points at the first bad byte.
+fn decode(name: &str, bytes: Vec<u8>) -> Result<Source, ReadError> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Source::new(name, text)),
+        Err(error) => {
+            let valid = &error.as_bytes()[..error.utf8_error().valid_up_to()];
+            let valid = std::str::from_utf8(valid).unwrap_or_default();
+            let line = valid.matches('\n').count() + 1;
+            let col = valid.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            Err(ReadError::Invalid(
+                Diagnostic::error("the input is not valid UTF-8")
+                    .at(Location {
+                        source: Arc::from(name),
+                        pos: Some(Pos {
+                            line: u32::try_from(line).unwrap_or(u32::MAX),
+                            col: u32::try_from(col).unwrap_or(u32::MAX),
+                        }),
+                    })
+                    .hint("save the file as UTF-8"),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_utf8_is_located() {
+        let Err(ReadError::Invalid(diagnostic)) = decode("f.yaml", b"a: 1\nb: \xff\n".to_vec())
+        else {
+            panic!("expected an invalid-input error");
+        };
+        assert_eq!(
+            diagnostic.to_string(),
+            "f.yaml:2:4: error: the input is not valid UTF-8\n  hint: save the file as UTF-8"
+        );
+    }
+
+    #[test]
+    fn inputs_over_the_cap_are_refused() {
+        let mut budget = 4;
+        assert!(read_capped(&b"12345"[..], "x", &mut budget).is_err());
+        let mut budget = 5;
+        assert_eq!(
+            read_capped(&b"12345"[..], "x", &mut budget).unwrap().len(),
+            5
+        );
+        assert_eq!(budget, 0);
+    }
+}

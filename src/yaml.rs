@@ -1,0 +1,556 @@
+//! YAML input: a stream of documents composed into trees of located, uninterpreted nodes.
+//!
+//! Scalars keep their text and whether they were plain, so each consumer resolves them as it
+//! must: RolloutManager fields by their Rust type ([`crate::de`]), passthrough objects with
+//! the YAML 1.1 rules Kubernetes applies ([`crate::yaml11`]). Every node keeps its position,
+//! so any diagnostic can point at the offending value. Aliases are expanded here under a
+//! budget, merge keys (`<<`) are applied as Kubernetes' YAML reader does, and duplicate keys
+//! are reported.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use granit_parser::{Event, Parser, ScalarStyle, Span, Tag};
+
+use crate::diag::{Diagnostic, Diagnostics, FieldPath, Location, Pos, Segment};
+
+/// The most nodes alias expansion may create in one input; a "billion laughs" document is
+/// refused long before it can exhaust memory.
+const MAX_ALIAS_NODES: usize = 1_000_000;
+
+/// Deepest collection nesting accepted; deeper input is refused by the parser with a location.
+/// No Kubernetes object comes close, and it bounds every recursive walk over the tree.
+pub const MAX_DEPTH: usize = 200;
+
+pub const TAG_STR: &str = "tag:yaml.org,2002:str";
+pub const TAG_NULL: &str = "tag:yaml.org,2002:null";
+pub const TAG_BOOL: &str = "tag:yaml.org,2002:bool";
+pub const TAG_INT: &str = "tag:yaml.org,2002:int";
+pub const TAG_FLOAT: &str = "tag:yaml.org,2002:float";
+pub const TAG_MAP: &str = "tag:yaml.org,2002:map";
+pub const TAG_SEQ: &str = "tag:yaml.org,2002:seq";
+const TAG_MERGE: &str = "tag:yaml.org,2002:merge";
+
+/// How a scalar was written. Only plain scalars are subject to implicit typing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    Quoted,
+    Block,
+}
+
+/// A YAML node with its position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub pos: Pos,
+    /// The resolved tag, when one was written (`!!str` is `tag:yaml.org,2002:str`).
+    pub tag: Option<Box<str>>,
+    pub value: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Scalar { text: String, style: Style },
+    Seq(Vec<Node>),
+    Map(Vec<Entry>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub key: Node,
+    pub value: Node,
+}
+
+impl Node {
+    /// The text of a scalar node.
+    pub fn scalar(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// True for the plain (untagged or `!!null`) spellings of null: empty, `~`, `null`.
+    pub fn is_null(&self) -> bool {
+        match &self.value {
+            Value::Scalar {
+                text,
+                style: Style::Plain,
+            } => match self.tag.as_deref() {
+                None => matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"),
+                Some(tag) => tag == TAG_NULL,
+            },
+            _ => false,
+        }
+    }
+
+    /// The value of `key` in a mapping node.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|entry| &entry.value)
+    }
+
+    /// The entry for `key` in a mapping node (its key node carries the key's position).
+    pub fn entry(&self, key: &str) -> Option<&Entry> {
+        match &self.value {
+            Value::Map(entries) => entries
+                .iter()
+                .rev()
+                .find(|entry| entry.key.scalar() == Some(key)),
+            _ => None,
+        }
+    }
+
+    /// The node at `path`, or the deepest existing node on the way there (so a diagnostic about
+    /// a missing field points at the mapping that should hold it).
+    pub fn lookup(&self, path: &FieldPath) -> &Node {
+        let mut node = self;
+        for segment in path.segments() {
+            let next = match (segment, &node.value) {
+                (Segment::Key(key), Value::Map(_)) => node.get(key),
+                (Segment::Index(index), Value::Seq(items)) => items.get(*index),
+                _ => None,
+            };
+            match next {
+                Some(next) => node = next,
+                None => break,
+            }
+        }
+        node
+    }
+
+    /// The position of the key of the last path segment, if it is a mapping key that exists;
+    /// diagnostics about a map key (a label name) point there.
+    pub fn key_pos(&self, path: &FieldPath) -> Option<Pos> {
+        let (last, parent) = path.segments().split_last()?;
+        let Segment::Key(key) = last else {
+            return None;
+        };
+        let parent = self.lookup(&FieldPath::from_segments(parent));
+        parent.entry(key).map(|entry| entry.key.pos)
+    }
+
+    /// A short description of what kind of node this is, for messages.
+    pub fn describe(&self) -> &'static str {
+        match &self.value {
+            Value::Scalar { .. } if self.is_null() => "null",
+            Value::Scalar { .. } => "a scalar",
+            Value::Seq(_) => "a list",
+            Value::Map(_) => "a mapping",
+        }
+    }
+}
+
+/// One non-empty document of a source.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub source: Arc<str>,
+    pub root: Node,
+}
+
+impl Document {
+    pub fn location(&self, pos: Pos) -> Location {
+        Location {
+            source: self.source.clone(),
+            pos: Some(pos),
+        }
+    }
+}
+
+fn pos_of(span: &Span) -> Pos {
+    Pos {
+        line: u32::try_from(span.start.line()).unwrap_or(u32::MAX),
+        col: u32::try_from(span.start.col() + 1).unwrap_or(u32::MAX),
+    }
+}
+
+fn tag_name(tag: Option<&Tag>) -> Option<Box<str>> {
+    tag.map(|tag| tag.to_string().into_boxed_str())
+}
+
+enum Frame {
+    Seq {
+        pos: Pos,
+        tag: Option<Box<str>>,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        pos: Pos,
+        tag: Option<Box<str>>,
+        anchor: usize,
+        entries: Vec<Entry>,
+        key: Option<Node>,
+    },
+}
+
+/// Builds documents from parser events.
+struct Composer<'a> {
+    source: &'a Arc<str>,
+    diagnostics: &'a mut Diagnostics,
+    anchors: HashMap<usize, Node>,
+    alias_budget: usize,
+    stack: Vec<Frame>,
+    root: Option<Node>,
+    documents: Vec<Document>,
+}
+
+/// Parses a whole source into its non-empty documents. A syntax error ends the source and is
+/// returned; problems that leave the structure intact (duplicate keys) are added to
+/// `diagnostics` and composition goes on.
+pub fn parse(
+    source: &Arc<str>,
+    text: &str,
+    diagnostics: &mut Diagnostics,
+) -> Result<Vec<Document>, Diagnostic> {
+    let options = granit_parser::options! {
+        // Kubernetes reads YAML with a libyaml port: a block scalar ending the input without
+        // a line break gets no trailing line break there either.
+        block_scalar_eof_without_line_feed: true,
+        emit_comments: false,
+        block_nesting_limit: MAX_DEPTH,
+        flow_nesting_limit: MAX_DEPTH,
+    };
+    let mut composer = Composer {
+        source,
+        diagnostics,
+        anchors: HashMap::new(),
+        alias_budget: MAX_ALIAS_NODES,
+        stack: Vec::new(),
+        root: None,
+        documents: Vec::new(),
+    };
+    for event in Parser::new_from_str_with_options(text, options) {
+        let (event, span) = event.map_err(|error| {
+            let marker = error.marker();
+            let pos = Pos {
+                line: u32::try_from(marker.line()).unwrap_or(u32::MAX),
+                col: u32::try_from(marker.col() + 1).unwrap_or(u32::MAX),
+            };
+            Diagnostic::error(format!("invalid YAML: {}", error.info())).at(Location {
+                source: source.clone(),
+                pos: Some(pos),
+            })
+        })?;
+        composer.event(event, &span)?;
+    }
+    Ok(composer.documents)
+}
+
+impl Composer<'_> {
+    fn location(&self, pos: Pos) -> Location {
+        Location {
+            source: self.source.clone(),
+            pos: Some(pos),
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>, span: &Span) -> Result<(), Diagnostic> {
+        match event {
+            Event::DocumentStart(..) => {
+                self.anchors.clear();
+                self.root = None;
+            }
+            Event::DocumentEnd => {
+                if let Some(root) = self.root.take() {
+                    // `---` alone, `~` or `null` is an empty document, as in kubectl and Argo CD.
+                    if !root.is_null() {
+                        self.documents.push(Document {
+                            source: self.source.clone(),
+                            root,
+                        });
+                    }
+                }
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let style = match style {
+                    ScalarStyle::Plain => Style::Plain,
+                    ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => Style::Quoted,
+                    _ => Style::Block,
+                };
+                let node = Node {
+                    pos: pos_of(span),
+                    tag: tag_name(tag.as_deref()),
+                    value: Value::Scalar {
+                        text: text.into_owned(),
+                        style,
+                    },
+                };
+                self.complete(node, anchor)?;
+            }
+            Event::Alias(anchor) => {
+                let pos = pos_of(span);
+                let Some(target) = self.anchors.get(&anchor) else {
+                    return Err(Diagnostic::error(
+                        "an alias refers to a node that contains it (recursive alias)",
+                    )
+                    .at(self.location(pos)));
+                };
+                let size = count_nodes(target, self.alias_budget);
+                if size > self.alias_budget {
+                    return Err(Diagnostic::error(format!(
+                        "aliases expand to more than {MAX_ALIAS_NODES} nodes; refusing to read further"
+                    ))
+                    .at(self.location(pos))
+                    .hint("this looks like an alias bomb; write the values out instead of nesting aliases"));
+                }
+                self.alias_budget -= size;
+                let mut node = target.clone();
+                node.pos = pos;
+                self.complete(node, 0)?;
+            }
+            Event::SequenceStart(_, anchor, tag) => self.stack.push(Frame::Seq {
+                pos: pos_of(span),
+                tag: tag_name(tag.as_deref()),
+                anchor,
+                items: Vec::new(),
+            }),
+            Event::MappingStart(_, anchor, tag) => self.stack.push(Frame::Map {
+                pos: pos_of(span),
+                tag: tag_name(tag.as_deref()),
+                anchor,
+                entries: Vec::new(),
+                key: None,
+            }),
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (node, anchor) = match self.stack.pop() {
+                    Some(Frame::Seq {
+                        pos,
+                        tag,
+                        anchor,
+                        items,
+                    }) => (
+                        Node {
+                            pos,
+                            tag,
+                            value: Value::Seq(items),
+                        },
+                        anchor,
+                    ),
+                    Some(Frame::Map {
+                        pos,
+                        tag,
+                        anchor,
+                        entries,
+                        ..
+                    }) => {
+                        let entries = self.finish_mapping(entries)?;
+                        (
+                            Node {
+                                pos,
+                                tag,
+                                value: Value::Map(entries),
+                            },
+                            anchor,
+                        )
+                    }
+                    None => return Ok(()),
+                };
+                self.complete(node, anchor)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Registers an anchor and attaches a finished node to its parent (or makes it the root).
+    fn complete(&mut self, node: Node, anchor: usize) -> Result<(), Diagnostic> {
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.root = Some(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map { entries, key, .. }) => match key.take() {
+                None => *key = Some(node),
+                Some(key) => entries.push(Entry { key, value: node }),
+            },
+        }
+        Ok(())
+    }
+
+    /// Applies merge keys and reports duplicate keys.
+    fn finish_mapping(&mut self, entries: Vec<Entry>) -> Result<Vec<Entry>, Diagnostic> {
+        let is_merge = |entry: &Entry| match &entry.key.value {
+            Value::Scalar {
+                text,
+                style: Style::Plain,
+            } => text == "<<" && entry.key.tag.as_deref().is_none_or(|tag| tag == TAG_MERGE),
+            _ => false,
+        };
+        let mut result = Vec::with_capacity(entries.len());
+        let mut sources = Vec::new();
+        let mut seen: HashMap<String, Pos> = HashMap::new();
+        for entry in entries {
+            if is_merge(&entry) {
+                sources.push(entry.value);
+                continue;
+            }
+            if let Some(text) = entry.key.scalar() {
+                if let Some(first) = seen.get(text) {
+                    self.diagnostics.push(
+                        Diagnostic::error(format!(
+                            "duplicate key `{text}` (first defined on line {})",
+                            first.line
+                        ))
+                        .at(self.location(entry.key.pos))
+                        .hint("a key may appear only once in a mapping; remove one of them"),
+                    );
+                } else {
+                    seen.insert(text.to_owned(), entry.key.pos);
+                }
+            }
+            result.push(entry);
+        }
+        // Explicit keys win over merged ones; among merge sources the first wins.
+        for source in sources {
+            let maps = match source.value {
+                Value::Map(_) => vec![source],
+                Value::Seq(items) if items.iter().all(|i| matches!(i.value, Value::Map(_))) => {
+                    items
+                }
+                _ => {
+                    return Err(Diagnostic::error(
+                        "the value of a merge key `<<` must be a mapping or a list of mappings",
+                    )
+                    .at(self.location(source.pos)));
+                }
+            };
+            for map in maps {
+                let Value::Map(merged) = map.value else {
+                    continue;
+                };
+                for entry in merged {
+                    if let Some(text) = entry.key.scalar() {
+                        if seen.contains_key(text) {
+                            continue;
+                        }
+                        seen.insert(text.to_owned(), entry.key.pos);
+                    }
+                    result.push(entry);
+                }
+            }
+        }
+        Ok(result)
+    }
+}
+
+/// Counts the nodes of a tree, stopping once `limit` is exceeded.
+fn count_nodes(node: &Node, limit: usize) -> usize {
+    let mut count = 1;
+    let mut pending = vec![node];
+    while let Some(node) = pending.pop() {
+        match &node.value {
+            Value::Scalar { .. } => {}
+            Value::Seq(items) => {
+                count += items.len();
+                pending.extend(items);
+            }
+            Value::Map(entries) => {
+                count += 2 * entries.len();
+                pending.extend(entries.iter().map(|e| &e.value));
+            }
+        }
+        if count > limit {
+            break;
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(text: &str) -> Vec<Document> {
+        let mut diagnostics = Diagnostics::default();
+        let docs = parse(&Arc::from("t.yaml"), text, &mut diagnostics).expect("valid YAML");
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        docs
+    }
+
+    fn parse_err(text: &str) -> String {
+        let mut diagnostics = Diagnostics::default();
+        match parse(&Arc::from("t.yaml"), text, &mut diagnostics) {
+            Err(diagnostic) => diagnostic.to_string(),
+            Ok(_) => diagnostics
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    #[test]
+    fn empty_and_null_documents_are_skipped() {
+        let docs = parse_ok("# only a comment\n---\n---\n~\n---\na: 1\n---\n");
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0].root.get("a").and_then(Node::scalar), Some("1"));
+    }
+
+    #[test]
+    fn scalars_keep_text_style_and_position() {
+        let docs = parse_ok("a: yes\nb: \"yes\"\nc: |\n  x\n");
+        let root = &docs[0].root;
+        let a = root.get("a").unwrap();
+        assert_eq!(
+            a.value,
+            Value::Scalar {
+                text: "yes".into(),
+                style: Style::Plain
+            }
+        );
+        assert_eq!(a.pos, Pos { line: 1, col: 4 });
+        assert!(matches!(
+            root.get("b").unwrap().value,
+            Value::Scalar {
+                style: Style::Quoted,
+                ..
+            }
+        ));
+        assert_eq!(root.get("c").and_then(Node::scalar), Some("x\n"));
+    }
+
+    #[test]
+    fn merge_keys_apply_with_explicit_keys_winning() {
+        let docs = parse_ok("base: &b {x: 1, y: 2}\nuse:\n  <<: *b\n  y: 3\n");
+        let merged = docs[0].root.get("use").unwrap();
+        assert_eq!(merged.get("x").and_then(Node::scalar), Some("1"));
+        assert_eq!(merged.get("y").and_then(Node::scalar), Some("3"));
+        assert!(merged.get("<<").is_none());
+    }
+
+    #[test]
+    fn duplicate_keys_are_located_errors() {
+        assert_eq!(
+            parse_err("a: 1\nb: 2\na: 3\n"),
+            "t.yaml:3:1: error: duplicate key `a` (first defined on line 1)\n  hint: a key may appear only once in a mapping; remove one of them"
+        );
+    }
+
+    #[test]
+    fn alias_bombs_are_refused() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let prev = format!("*a{}", i - 1);
+            text.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+        }
+        let message = parse_err(&text);
+        assert!(message.contains("alias bomb"), "{message}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_overflowed() {
+        let text = "[".repeat(100_000);
+        assert!(parse_err(&text).contains("error: invalid YAML"));
+        let text = (0..300)
+            .map(|i| format!("{}k:\n", " ".repeat(i)))
+            .collect::<String>();
+        assert!(parse_err(&text).contains("error: invalid YAML"));
+    }
+
+    #[test]
+    fn syntax_errors_are_located() {
+        assert!(parse_err("a: [1, 2\n").starts_with("t.yaml:"));
+        assert!(parse_err("a:\n\t- b\n").starts_with("t.yaml:2:"));
+    }
+}
