@@ -138,10 +138,9 @@ fn classify(document: &Document, options: &Options, diagnostics: &mut Diagnostic
     if !is_manager {
         if let Some(problem) = misnamed_manager(api_version, kind) {
             let path = FieldPath::root().key(problem.field);
-            let node = root.lookup(&path);
             diagnostics.push(
                 Diagnostic::error(problem.message)
-                    .at(document.location(node.pos))
+                    .at(document.location(root.locate(&path)))
                     .path(path)
                     .hint(problem.hint),
             );

@@ -30,9 +30,8 @@ impl<'a> Checker<'a> {
     }
 
     fn locate(&self, diagnostic: Diagnostic, path: &FieldPath) -> Diagnostic {
-        let node = self.document.root.lookup(path);
         diagnostic
-            .at(self.document.location(node.pos))
+            .at(self.document.location(self.document.root.locate(path)))
             .path(path.clone())
     }
 
@@ -269,6 +268,7 @@ fn default_resources() -> ResourceRequirements {
 
 fn plugins(checker: &mut Checker<'_>, raw: model::Plugins, openshift: Option<&str>) -> Plugins {
     let mut resolved = Plugins::default();
+    let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
     let lists = [
         (PluginKind::TrafficRouter, raw.traffic_management),
         (PluginKind::MetricProvider, raw.metric),
@@ -277,7 +277,19 @@ fn plugins(checker: &mut Checker<'_>, raw: model::Plugins, openshift: Option<&st
     for (kind, list) in lists {
         let list_path = FieldPath::from("spec.plugins").key(kind.spec_field());
         for (index, plugin) in list.unwrap_or_default().into_iter().enumerate() {
-            if let Some(plugin) = self::plugin(checker, &list_path.index(index), plugin) {
+            let path = list_path.index(index);
+            if let Some(plugin) = self::plugin(checker, &path, plugin) {
+                if let Some(first) = seen.get(&plugin.name) {
+                    let message = format!(
+                        "the plugin `{}` is already configured at {first}",
+                        plugin.name
+                    );
+                    checker
+                        .error(&path.key("name"), message)
+                        .with_hint("the controller installs every plugin at `plugin-bin/<name>`, so two entries with one name overwrite each other; remove one");
+                    continue;
+                }
+                seen.insert(plugin.name.clone(), path.key("name"));
                 resolved.list_mut(kind).push(plugin);
             }
         }

@@ -100,33 +100,32 @@ impl Node {
         }
     }
 
-    /// The node at `path`, or the deepest existing node on the way there (so a diagnostic about
-    /// a missing field points at the mapping that should hold it).
-    pub fn lookup(&self, path: &FieldPath) -> &Node {
+    /// Where a diagnostic about `path` should point: the value itself when it is a scalar;
+    /// for a mapping or list (or a field that is missing from one), the key that introduces it,
+    /// since block collections only start on the next line.
+    pub fn locate(&self, path: &FieldPath) -> Pos {
         let mut node = self;
+        let mut key_pos = None;
         for segment in path.segments() {
             let next = match (segment, &node.value) {
-                (Segment::Key(key), Value::Map(_)) => node.get(key),
-                (Segment::Index(index), Value::Seq(items)) => items.get(*index),
+                (Segment::Key(key), Value::Map(_)) => {
+                    node.entry(key).map(|e| (Some(e.key.pos), &e.value))
+                }
+                (Segment::Index(index), Value::Seq(items)) => items.get(*index).map(|n| (None, n)),
                 _ => None,
             };
             match next {
-                Some(next) => node = next,
+                Some((key, next)) => {
+                    key_pos = key;
+                    node = next;
+                }
                 None => break,
             }
         }
-        node
-    }
-
-    /// The position of the key of the last path segment, if it is a mapping key that exists;
-    /// diagnostics about a map key (a label name) point there.
-    pub fn key_pos(&self, path: &FieldPath) -> Option<Pos> {
-        let (last, parent) = path.segments().split_last()?;
-        let Segment::Key(key) = last else {
-            return None;
-        };
-        let parent = self.lookup(&FieldPath::from_segments(parent));
-        parent.entry(key).map(|entry| entry.key.pos)
+        match node.value {
+            Value::Scalar { .. } => node.pos,
+            _ => key_pos.unwrap_or(node.pos),
+        }
     }
 
     /// A short description of what kind of node this is, for messages.

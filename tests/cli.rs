@@ -1,0 +1,226 @@
+//! The binary as users run it: exit codes, stdout and stderr.
+
+mod common;
+
+use assert_cmd::Command;
+
+fn rollouts_render() -> Command {
+    Command::cargo_bin("rollouts-render").expect("binary built")
+}
+
+fn case(name: &str) -> String {
+    common::repo_path(&format!("testdata/{name}"))
+        .display()
+        .to_string()
+}
+
+const NO_NAMESPACE: &str =
+    "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\nmetadata:\n  name: r\nspec: {}\n";
+
+#[test]
+fn renders_a_file_with_exit_status_0() {
+    let output = rollouts_render()
+        .args(["render", &case("minimal.yaml")])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stderr.is_empty());
+    let expected = common::render_case(&common::repo_path("testdata/minimal.yaml")).unwrap();
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+}
+
+#[test]
+fn reads_standard_input_when_no_path_or_dash_is_given() {
+    let from_file = rollouts_render()
+        .args(["render", "-n", "ns", &case("minimal.yaml")])
+        .output()
+        .unwrap();
+    for args in [vec!["render", "-n", "ns"], vec!["render", "-n", "ns", "-"]] {
+        let from_stdin = rollouts_render()
+            .args(&args)
+            .write_stdin(std::fs::read(case("minimal.yaml")).unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(from_stdin.status.code(), Some(0));
+        assert_eq!(from_stdin.stdout, from_file.stdout);
+    }
+}
+
+#[test]
+fn invalid_input_exits_1_with_nothing_on_stdout() {
+    let output = rollouts_render()
+        .arg("render")
+        .write_stdin(NO_NAMESPACE)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "<stdin>:3:1: error: metadata: no namespace: the RolloutManager has no `metadata.namespace` and none was given\n  hint: set `metadata.namespace`, or pass `--namespace NS`\n"
+    );
+}
+
+#[test]
+fn one_bad_document_means_no_output_at_all() {
+    let mut input = std::fs::read_to_string(case("minimal.yaml")).unwrap();
+    input.push_str("---\n");
+    input.push_str(NO_NAMESPACE);
+    let output = rollouts_render()
+        .arg("render")
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn input_without_a_rollout_manager_is_an_error_unless_allowed() {
+    let input = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n";
+    let output = rollouts_render()
+        .arg("render")
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("no RolloutManager found in <stdin>"));
+
+    let output = rollouts_render()
+        .args(["render", "--allow-empty"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), input);
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let unknown_flag = rollouts_render()
+        .args(["render", "--no-such-flag"])
+        .output()
+        .unwrap();
+    assert_eq!(unknown_flag.status.code(), Some(2));
+    let missing_file = rollouts_render()
+        .args(["render", "does/not/exist.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(missing_file.status.code(), Some(2));
+    assert!(missing_file.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&missing_file.stderr).starts_with("error: does/not/exist.yaml: ")
+    );
+    let bad_policy = rollouts_render()
+        .args([
+            "render",
+            "--image-pull-policy",
+            "Sometimes",
+            &case("minimal.yaml"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(bad_policy.status.code(), Some(2));
+}
+
+#[test]
+fn validate_checks_without_writing() {
+    let ok = rollouts_render()
+        .args(["validate", &case("plugins-all-kinds.yaml")])
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(ok.stdout.is_empty());
+    let bad = rollouts_render()
+        .arg("validate")
+        .write_stdin(NO_NAMESPACE)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(bad.stdout.is_empty());
+}
+
+#[test]
+fn directories_are_read_in_sorted_order() {
+    let dir = std::env::temp_dir().join(format!("rollouts-render-dir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("b.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("a.yml"),
+        std::fs::read(case("minimal.yaml")).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(dir.join(".hidden.yaml"), "not: [valid").unwrap();
+    std::fs::write(dir.join("notes.txt"), "not: [valid").unwrap();
+    let output = rollouts_render()
+        .args(["render", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.starts_with("apiVersion: v1\nkind: ServiceAccount\n"));
+    assert!(stdout.ends_with("---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n"));
+}
+
+#[test]
+fn json_output_is_the_same_data_as_yaml_output() {
+    for path in common::cases("testdata") {
+        let path = path.display().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header: Vec<String> = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("# args:"))
+            .map(|a| a.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        let run = |format: &str| {
+            let output = rollouts_render()
+                .args(["render", "-o", format, &path])
+                .args(&header)
+                .output()
+                .unwrap();
+            assert_eq!(output.status.code(), Some(0), "{path}");
+            String::from_utf8(output.stdout).unwrap()
+        };
+        let yaml: Vec<serde_json::Value> = serde_saphyr::from_multiple(&run("yaml")).unwrap();
+        let json: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&run("json"))
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(yaml, json, "{path}");
+    }
+}
+
+#[test]
+fn a_closed_pipe_ends_the_program_quietly() {
+    use std::io::Read;
+    use std::process::{Command as Process, Stdio};
+    let mut child = Process::new(assert_cmd::cargo::cargo_bin("rollouts-render"))
+        .args(["render", &case("multiple-managers.yaml")])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(status.code(), Some(0));
+}
