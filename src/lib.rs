@@ -3,7 +3,7 @@
 //!
 //! The stages, one module each: [`source`] reads inputs, [`yaml`] composes documents,
 //! [`de`] decodes them into the [`model`], [`validate`] checks and resolves them into a
-//! [`spec`], [`render`] builds objects from [`tables`], and [`emit`] writes text.
+//! [`spec`], [`mod@render`] builds objects from [`tables`], and [`emit`] writes text.
 //! [`pipeline`] ties them together as a pure function; the binary only adds the command line.
 
 pub mod cli;

@@ -1,7 +1,7 @@
 //! The whole transformation, as one pure function: sources in, documents out.
 //!
 //! input ([`crate::yaml`]) → model ([`crate::de`], [`crate::model`]) → validate
-//! ([`crate::validate`]) → render ([`crate::render`]); the caller emits ([`crate::emit`]).
+//! ([`crate::validate`]) → render ([`mod@crate::render`]); the caller emits ([`crate::emit`]).
 //! Every document is read and checked before anything is rendered, and any error means no
 //! documents at all.
 

@@ -41,8 +41,8 @@ pub struct Extras {
 }
 
 /// The objects of one installation, in this order: ServiceAccount, Role or ClusterRole,
-/// [aggregate ClusterRoles], RoleBinding or ClusterRoleBinding, notification Secret, ConfigMap,
-/// Deployment, metrics Service, NetworkPolicy, [ServiceMonitor].
+/// (aggregate ClusterRoles), RoleBinding or ClusterRoleBinding, notification Secret, ConfigMap,
+/// Deployment, metrics Service, NetworkPolicy, (ServiceMonitor).
 pub fn manager(manager: &Manager, extras: Extras) -> Vec<Json> {
     let mut objects = vec![to_json(&service_account(manager))];
     objects.push(controller_role(manager));

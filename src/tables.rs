@@ -1,6 +1,6 @@
 //! Constant tables: names, defaults, labels and RBAC rules of an Argo Rollouts installation,
 //! as the argo-rollouts-manager operator creates it (controllers/default.go, resources.go).
-//! Data only; [`crate::render`] turns them into objects.
+//! Data only; [`mod@crate::render`] turns them into objects.
 
 /// Name of the ServiceAccount, Role/ClusterRole, bindings, Deployment and container.
 pub const RESOURCE_NAME: &str = "argo-rollouts";
