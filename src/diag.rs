@@ -88,7 +88,7 @@ impl From<&str> for FieldPath {
 }
 
 fn is_identifier(key: &str) -> bool {
-    !key.is_empty()
+    key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && key
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
@@ -160,29 +160,50 @@ impl Diagnostic {
     }
 }
 
-impl fmt::Display for Diagnostic {
+impl Diagnostic {
+    /// The text of the diagnostic, with ANSI colours for a terminal when `colour` is set:
     /// `file:line:column: error: field.path: message`, then an indented `hint:` line.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    pub fn render(&self, colour: bool) -> String {
+        let paint = |code: &str, text: &str| {
+            if colour {
+                format!("\x1b[{code}m{text}\x1b[0m")
+            } else {
+                text.to_owned()
+            }
+        };
+        let mut out = String::new();
         match &self.location {
             Some(Location {
                 source,
                 pos: Some(pos),
-            }) => write!(f, "{source}:{}:{}: ", pos.line, pos.col)?,
-            Some(Location { source, pos: None }) => write!(f, "{source}: ")?,
+            }) => out.push_str(&paint("1", &format!("{source}:{}:{}:", pos.line, pos.col))),
+            Some(Location { source, pos: None }) => {
+                out.push_str(&paint("1", &format!("{source}:")))
+            }
             None => {}
         }
-        f.write_str(match self.severity {
-            Severity::Error => "error: ",
-            Severity::Warning => "warning: ",
-        })?;
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&match self.severity {
+            Severity::Error => paint("1;31", "error:"),
+            Severity::Warning => paint("1;33", "warning:"),
+        });
+        out.push(' ');
         if !self.path.is_root() {
-            write!(f, "{}: ", self.path)?;
+            out.push_str(&format!("{}: ", self.path));
         }
-        f.write_str(&self.message)?;
+        out.push_str(&self.message);
         if let Some(hint) = &self.hint {
-            write!(f, "\n  hint: {hint}")?;
+            out.push_str(&format!("\n  {} {hint}", paint("1;36", "hint:")));
         }
-        Ok(())
+        out
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(false))
     }
 }
 
@@ -311,6 +332,10 @@ mod tests {
         assert_eq!(
             d.to_string(),
             "rm.yaml:3:7: error: spec.plugins.metric[0].sha256: must be 64 lowercase hex characters\n  hint: compute it with `sha256sum`"
+        );
+        assert_eq!(
+            d.render(true),
+            "\x1b[1mrm.yaml:3:7:\x1b[0m \x1b[1;31merror:\x1b[0m spec.plugins.metric[0].sha256: must be 64 lowercase hex characters\n  \x1b[1;36mhint:\x1b[0m compute it with `sha256sum`"
         );
     }
 

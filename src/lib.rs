@@ -6,6 +6,7 @@
 //! [`spec`], [`mod@render`] builds objects from [`tables`], and [`emit`] writes text.
 //! [`pipeline`] ties them together as a pure function; the binary only adds the command line.
 
+pub mod app;
 pub mod cli;
 pub mod de;
 pub mod diag;
@@ -23,4 +24,4 @@ pub mod yaml11;
 
 pub use options::{Format, Options};
 pub use pipeline::{Rendered, render};
-pub use source::Source;
+pub use source::{Inputs, Source};

@@ -1,20 +1,14 @@
 //! The `rollouts-render` binary: the command line, the one place that prints diagnostics, and
-//! exit codes.
-//!
-//! Exit status: 0 success (warnings may be printed), 1 invalid input (every diagnostic on
-//! stderr, nothing on stdout), 2 usage or I/O error.
+//! exit codes (see [`rollouts_render::app`]).
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
+use rollouts_render::app::{self, INVALID_INPUT, USAGE_OR_IO};
 use rollouts_render::cli::{Cli, Command, RenderArgs};
 use rollouts_render::diag::Diagnostics;
 use rollouts_render::source::{self, ReadError};
-use rollouts_render::{emit, pipeline};
-
-const INVALID_INPUT: u8 = 1;
-const USAGE_OR_IO: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -29,34 +23,32 @@ fn run(args: &RenderArgs, write_output: bool) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error(&message),
     };
-    let sources = match source::read(&args.paths, &args.read_options()) {
-        Ok(sources) => sources,
+    let inputs = match source::read(&args.paths, &args.read_options()) {
+        Ok(inputs) => inputs,
         Err(ReadError::Io { path, source }) => return usage_error(&format!("{path}: {source}")),
         Err(ReadError::Invalid(diagnostic)) => {
-            eprintln!("{diagnostic}");
+            eprintln!("{}", diagnostic.render(use_colour()));
             return ExitCode::from(INVALID_INPUT);
         }
     };
-    match pipeline::render(&sources, &options) {
-        Ok(rendered) => {
-            print_diagnostics(&rendered.warnings);
-            if write_output {
-                write_stdout(emit::stream(&rendered.documents, options.format).as_bytes())
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
-        Err(diagnostics) => {
-            print_diagnostics(&diagnostics);
-            ExitCode::from(INVALID_INPUT)
-        }
+    let outcome = app::run(&inputs, &options, write_output);
+    print_diagnostics(&outcome.diagnostics);
+    if outcome.status != app::SUCCESS || outcome.stdout.is_empty() {
+        return ExitCode::from(outcome.status);
     }
+    write_stdout(outcome.stdout.as_bytes())
+}
+
+/// Colour only for a person at a terminal who has not asked for none (https://no-color.org).
+fn use_colour() -> bool {
+    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 fn print_diagnostics(diagnostics: &Diagnostics) {
+    let colour = use_colour();
     let mut stderr = io::stderr().lock();
     for diagnostic in diagnostics.iter() {
-        let _ = writeln!(stderr, "{diagnostic}");
+        let _ = writeln!(stderr, "{}", diagnostic.render(colour));
     }
 }
 

@@ -12,8 +12,9 @@ use crate::diag::{Diagnostic, Diagnostics, FieldPath, closest};
 use crate::model::{self, RolloutManager};
 use crate::options::Options;
 use crate::render::{self, Extras};
-use crate::source::Source;
+use crate::source::Inputs;
 use crate::spec::Manager;
+use crate::validate::stream::{self, Site};
 use crate::validate::{self, Checker};
 use crate::yaml::{self, Document, Node, Value};
 use crate::yaml11;
@@ -43,7 +44,8 @@ const ARGOPROJ_KINDS: [&str; 7] = [
 ];
 
 /// Renders every RolloutManager of the sources; other objects pass through in place.
-pub fn render(sources: &[Source], options: &Options) -> Result<Rendered, Diagnostics> {
+pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostics> {
+    let sources = &inputs.sources;
     let mut diagnostics = Diagnostics::default();
     let mut documents = Vec::new();
     for source in sources {
@@ -56,20 +58,31 @@ pub fn render(sources: &[Source], options: &Options) -> Result<Rendered, Diagnos
     let mut items = Vec::new();
     for document in &documents {
         if let Some(item) = classify(document, options, &mut diagnostics) {
-            items.push(item);
+            items.push((item, document));
         }
     }
 
-    let managers = items
+    let sites: Vec<Site<'_>> = items
         .iter()
-        .filter(|item| matches!(item, Item::Manager(_)))
-        .count();
-    if managers == 0 && !options.allow_empty && !diagnostics.has_errors() {
-        let names: Vec<&str> = sources.iter().map(|s| &*s.name).collect();
+        .filter_map(|(item, document)| match item {
+            Item::Manager(manager) => Some(Site { manager, document }),
+            Item::Passthrough(_) => None,
+        })
+        .collect();
+    stream::check_managers(&sites, &mut diagnostics);
+    let references: Vec<_> = items
+        .iter()
+        .filter(|(item, _)| matches!(item, Item::Passthrough(_)))
+        .flat_map(|(_, document)| stream::references(document))
+        .collect();
+    let managers: Vec<&Manager> = sites.iter().map(|site| site.manager).collect();
+    stream::check_references(&managers, &references, &mut diagnostics);
+
+    if managers.is_empty() && !options.allow_empty && !diagnostics.has_errors() {
         diagnostics.push(
             Diagnostic::error(format!(
                 "no RolloutManager found in {}",
-                if names.is_empty() { "the input".to_owned() } else { names.join(", ") }
+                inputs.names.join(", ")
             ))
             .hint("an empty render would make Argo CD prune the installation; pass --allow-empty if that is really meant"),
         );
@@ -87,7 +100,7 @@ pub fn render(sources: &[Source], options: &Options) -> Result<Rendered, Diagnos
     let service_monitor = options.has_api_version("monitoring.coreos.com/v1");
     let mut aggregate_roles = options.aggregate_roles;
     let mut output = Vec::new();
-    for item in items {
+    for (item, _) in items {
         match item {
             Item::Manager(manager) => {
                 output.extend(render::manager(

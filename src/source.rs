@@ -33,6 +33,21 @@ impl Source {
     }
 }
 
+/// Everything one run reads: the sources, and the inputs as the user named them (a directory
+/// may hold no manifest at all, and messages about the whole input should still name it).
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    pub sources: Vec<Source>,
+    pub names: Vec<String>,
+}
+
+impl From<Vec<Source>> for Inputs {
+    fn from(sources: Vec<Source>) -> Self {
+        let names = sources.iter().map(|s| s.name.to_string()).collect();
+        Self { sources, names }
+    }
+}
+
 /// Why inputs could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -65,18 +80,21 @@ impl Default for ReadOptions {
 }
 
 /// Reads every path (`-` is standard input; no paths at all is standard input too).
-pub fn read(paths: &[PathBuf], options: &ReadOptions) -> Result<Vec<Source>, ReadError> {
+pub fn read(paths: &[PathBuf], options: &ReadOptions) -> Result<Inputs, ReadError> {
     let mut budget = options.max_bytes;
     let mut sources = Vec::new();
     if paths.is_empty() {
         sources.push(read_stdin(&mut budget)?);
-        return Ok(sources);
+        return Ok(Inputs::from(sources));
     }
+    let mut names = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
             sources.push(read_stdin(&mut budget)?);
+            names.push(STDIN_NAME.to_owned());
             continue;
         }
+        names.push(path.display().to_string());
         let metadata = fs::metadata(path).map_err(|source| io_error(path, source))?;
         if metadata.is_dir() {
             for file in directory_files(path, options.recursive)? {
@@ -86,7 +104,7 @@ pub fn read(paths: &[PathBuf], options: &ReadOptions) -> Result<Vec<Source>, Rea
             sources.push(read_file(path, &mut budget)?);
         }
     }
-    Ok(sources)
+    Ok(Inputs { sources, names })
 }
 
 /// The manifest files of a directory, sorted by path.
@@ -131,12 +149,12 @@ fn read_file(path: &Path, budget: &mut u64) -> Result<Source, ReadError> {
     let name = path.display().to_string();
     let file = fs::File::open(path).map_err(|source| io_error(path, source))?;
     let bytes = read_capped(file, &name, budget)?;
-    decode(&name, bytes)
+    from_bytes(&name, bytes)
 }
 
 fn read_stdin(budget: &mut u64) -> Result<Source, ReadError> {
     let bytes = read_capped(io::stdin().lock(), STDIN_NAME, budget)?;
-    decode(STDIN_NAME, bytes)
+    from_bytes(STDIN_NAME, bytes)
 }
 
 /// Reads at most the remaining budget; one byte more means the input is too large.
@@ -164,8 +182,9 @@ fn read_capped(reader: impl Read, name: &str, budget: &mut u64) -> Result<Vec<u8
     Ok(bytes)
 }
 
-/// Input must be UTF-8, as Kubernetes requires; the error points at the first bad byte.
-fn decode(name: &str, bytes: Vec<u8>) -> Result<Source, ReadError> {
+/// A source from raw bytes. Input must be UTF-8, as Kubernetes requires; the error points at
+/// the first bad byte.
+pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<Source, ReadError> {
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Source::new(name, text)),
         Err(error) => {
@@ -194,7 +213,7 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_located() {
-        let Err(ReadError::Invalid(diagnostic)) = decode("f.yaml", b"a: 1\nb: \xff\n".to_vec())
+        let Err(ReadError::Invalid(diagnostic)) = from_bytes("f.yaml", b"a: 1\nb: \xff\n".to_vec())
         else {
             panic!("expected an invalid-input error");
         };

@@ -128,6 +128,30 @@ impl Node {
         }
     }
 
+    /// The position of the key named by the last segment of `path`, for diagnostics about a
+    /// map key itself (a label name); falls back to [`Node::locate`].
+    pub fn locate_key(&self, path: &FieldPath) -> Pos {
+        if let Some((Segment::Key(key), parent)) = path.segments().split_last() {
+            let parent_path = FieldPath::from_segments(parent);
+            let mut node = self;
+            for segment in parent_path.segments() {
+                let next = match (segment, &node.value) {
+                    (Segment::Key(k), Value::Map(_)) => node.get(k),
+                    (Segment::Index(i), Value::Seq(items)) => items.get(*i),
+                    _ => None,
+                };
+                match next {
+                    Some(next) => node = next,
+                    None => return self.locate(path),
+                }
+            }
+            if let Some(entry) = node.entry(key) {
+                return entry.key.pos;
+            }
+        }
+        self.locate(path)
+    }
+
     /// A short description of what kind of node this is, for messages.
     pub fn describe(&self) -> &'static str {
         match &self.value {
@@ -394,9 +418,9 @@ impl Composer<'_> {
                         .at(self.location(entry.key.pos))
                         .hint("a key may appear only once in a mapping; remove one of them"),
                     );
-                } else {
-                    seen.insert(text.to_owned(), entry.key.pos);
+                    continue;
                 }
+                seen.insert(text.to_owned(), entry.key.pos);
             }
             result.push(entry);
         }

@@ -40,7 +40,7 @@ pub fn render_case(path: &Path) -> Result<String, String> {
 }
 
 pub fn render_sources(sources: &[Source], options: &Options) -> Result<String, String> {
-    match pipeline::render(sources, options) {
+    match pipeline::render(&sources.to_vec().into(), options) {
         Ok(rendered) => Ok(emit::stream(&rendered.documents, options.format)),
         Err(diagnostics) => Err(diagnostics
             .iter()
