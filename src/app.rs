@@ -65,3 +65,111 @@ pub fn run_bytes(bytes: &[u8], options: &Options) -> Outcome {
         }
     }
 }
+
+/// At most this many diagnostics are printed by `generate`: Argo CD stores stderr in the
+/// Application's status, which should stay short.
+pub const CMP_MAX_DIAGNOSTICS: usize = 20;
+
+/// The Argo CD plugin's `generate`: options from the plugin environment (`env`, the process
+/// environment passed in), the application directory already read into `inputs`.
+pub fn generate(inputs: &Inputs, env: &std::collections::BTreeMap<String, String>) -> Outcome {
+    let (options, parameter_diagnostics) = crate::params::options(env);
+    let mut diagnostics = Diagnostics::default();
+    diagnostics.extend(parameter_diagnostics);
+    if diagnostics.has_errors() {
+        return Outcome {
+            status: INVALID_INPUT,
+            stdout: String::new(),
+            diagnostics,
+        };
+    }
+    let mut outcome = run(inputs, &options, true);
+    diagnostics.extend(outcome.diagnostics);
+    outcome.diagnostics = diagnostics;
+    outcome
+}
+
+/// stderr for Argo CD: plain text (no colour), at most [`CMP_MAX_DIAGNOSTICS`] entries.
+pub fn cmp_stderr(diagnostics: &Diagnostics) -> String {
+    let all: Vec<_> = diagnostics.iter().collect();
+    let mut out = String::new();
+    for diagnostic in all.iter().take(CMP_MAX_DIAGNOSTICS) {
+        out.push_str(&diagnostic.render(false));
+        out.push('\n');
+    }
+    if all.len() > CMP_MAX_DIAGNOSTICS {
+        out.push_str(&format!(
+            "… and {} more; run `rollouts-render validate` on the directory to see them all\n",
+            all.len() - CMP_MAX_DIAGNOSTICS
+        ));
+    }
+    out
+}
+
+/// The Argo CD plugin's discovery: the manifest files of `dir` that hold a RolloutManager.
+/// A file that does not parse still counts when its text names the kind, so that a broken
+/// RolloutManager is reported by `generate` instead of being silently skipped.
+pub fn discover(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(files) = source::directory_files(dir, false) else {
+        return Vec::new();
+    };
+    files
+        .into_iter()
+        .filter(|file| {
+            std::fs::read(file)
+                .ok()
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .is_some_and(|text| mentions_rollout_manager(&text))
+        })
+        .collect()
+}
+
+/// Whether some line (outside comments) says `kind: RolloutManager`, in YAML or JSON form.
+fn mentions_rollout_manager(text: &str) -> bool {
+    text.lines().any(|line| {
+        let code = if line.trim_start().starts_with('#') {
+            ""
+        } else {
+            line.split(" #").next().unwrap_or_default()
+        };
+        code.match_indices("kind").any(|(at, _)| {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| !matches!(c, ' ' | '\t' | '{' | ',' | '"' | '\'')) {
+                return false;
+            }
+            let rest = code[at + 4..].trim_start_matches(['"', '\'']).trim_start();
+            let Some(value) = rest.strip_prefix(':') else {
+                return false;
+            };
+            let value = value.trim_start().trim_start_matches(['"', '\'']);
+            value.strip_prefix("RolloutManager").is_some_and(|after| {
+                after
+                    .chars()
+                    .next()
+                    .is_none_or(|c| matches!(c, '"' | '\'' | ',' | '}' | ' ' | '\t'))
+            })
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_finds_the_kind_in_yaml_and_json() {
+        assert!(mentions_rollout_manager(
+            "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\n"
+        ));
+        assert!(mentions_rollout_manager(
+            "kind: \"RolloutManager\" # the manager\n"
+        ));
+        assert!(mentions_rollout_manager(
+            "{\"apiVersion\": \"argoproj.io/v1alpha1\", \"kind\": \"RolloutManager\"}"
+        ));
+        assert!(!mentions_rollout_manager("kind: Rollout\n"));
+        assert!(!mentions_rollout_manager(
+            "# kind: RolloutManager is what we need\n"
+        ));
+    }
+}

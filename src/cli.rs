@@ -22,6 +22,22 @@ pub enum Command {
     Render(RenderArgs),
     /// Run every check of `render`, write nothing to stdout.
     Validate(RenderArgs),
+    /// Argo CD config management plugin: render the application directory. Options come from
+    /// ARGOCD_APP_PARAMETERS and ARGOCD_ENV_*, the namespace from ARGOCD_APP_NAMESPACE and the
+    /// cluster's API versions from KUBE_API_VERSIONS; standard input is never read.
+    Generate(DirArgs),
+    /// Argo CD plugin discovery: print the files of the directory that hold a RolloutManager.
+    Discover(DirArgs),
+    /// Print the ConfigManagementPlugin (plugin.yaml) that announces this plugin to Argo CD.
+    #[command(hide = true)]
+    PluginYaml,
+}
+
+#[derive(Debug, Args)]
+pub struct DirArgs {
+    /// The application directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub path: PathBuf,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]

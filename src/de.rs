@@ -174,7 +174,10 @@ impl<'a> NodeDeserializer<'a> {
                 | yaml::TAG_MAP
                 | yaml::TAG_SEQ,
             ) => Ok(()),
-            Some(tag) => Err(self.fail(Error::new(format!("unsupported YAML tag `{tag}`")))),
+            Some(tag) => Err(self.fail(Error::new(format!(
+                "unsupported YAML tag `{}`",
+                yaml::display_tag(tag)
+            )))),
         }
     }
 

@@ -13,6 +13,7 @@ pub mod diag;
 pub mod emit;
 pub mod model;
 pub mod options;
+pub mod params;
 pub mod pipeline;
 pub mod render;
 pub mod source;

@@ -1,13 +1,16 @@
 //! The `rollouts-render` binary: the command line, the one place that prints diagnostics, and
 //! exit codes (see [`rollouts_render::app`]).
 
+use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
 use rollouts_render::app::{self, INVALID_INPUT, USAGE_OR_IO};
 use rollouts_render::cli::{Cli, Command, RenderArgs};
 use rollouts_render::diag::Diagnostics;
+use rollouts_render::params;
 use rollouts_render::source::{self, ReadError};
 
 fn main() -> ExitCode {
@@ -15,7 +18,41 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Render(args) => run(&args, true),
         Command::Validate(args) => run(&args, false),
+        Command::Generate(args) => generate(&args.path),
+        Command::Discover(args) => {
+            let found: String = app::discover(&args.path)
+                .iter()
+                .map(|path| format!("{}\n", path.display()))
+                .collect();
+            write_stdout(found.as_bytes())
+        }
+        Command::PluginYaml => write_stdout(params::plugin_yaml_text().as_bytes()),
     }
+}
+
+/// Argo CD runs this in the application directory with stdin closed; stderr goes to the UI
+/// and the Application status: plain, short, and never the content of Secrets.
+fn generate(dir: &Path) -> ExitCode {
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    let read_options = source::ReadOptions::default();
+    let mut inputs = match source::read(&[dir.to_path_buf()], &read_options) {
+        Ok(inputs) => inputs,
+        Err(ReadError::Io { path, source }) => return usage_error(&format!("{path}: {source}")),
+        Err(ReadError::Invalid(diagnostic)) => {
+            eprintln!("{diagnostic}");
+            return ExitCode::from(INVALID_INPUT);
+        }
+    };
+    // Name the directory as Argo CD users know it: its path in the repository.
+    if let Some(path) = env.get("ARGOCD_APP_SOURCE_PATH").filter(|p| !p.is_empty()) {
+        inputs.names = vec![format!("the application directory `{path}`")];
+    }
+    let outcome = app::generate(&inputs, &env);
+    eprint!("{}", app::cmp_stderr(&outcome.diagnostics));
+    if outcome.status != app::SUCCESS {
+        return ExitCode::from(outcome.status);
+    }
+    write_stdout(outcome.stdout.as_bytes())
 }
 
 fn run(args: &RenderArgs, write_output: bool) -> ExitCode {

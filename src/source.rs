@@ -146,7 +146,8 @@ fn io_error(path: &Path, source: io::Error) -> ReadError {
 }
 
 fn read_file(path: &Path, budget: &mut u64) -> Result<Source, ReadError> {
-    let name = path.display().to_string();
+    // Files of the directory `.` are named as users write them: `rm.yaml`, not `./rm.yaml`.
+    let name = path.strip_prefix(".").unwrap_or(path).display().to_string();
     let file = fs::File::open(path).map_err(|source| io_error(path, source))?;
     let bytes = read_capped(file, &name, budget)?;
     from_bytes(&name, bytes)

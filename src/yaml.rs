@@ -31,6 +31,14 @@ pub const TAG_MAP: &str = "tag:yaml.org,2002:map";
 pub const TAG_SEQ: &str = "tag:yaml.org,2002:seq";
 const TAG_MERGE: &str = "tag:yaml.org,2002:merge";
 
+/// A tag as users write it: `!!int` for the YAML core tags.
+pub fn display_tag(tag: &str) -> String {
+    match tag.strip_prefix("tag:yaml.org,2002:") {
+        Some(core) => format!("!!{core}"),
+        None => tag.to_owned(),
+    }
+}
+
 /// How a scalar was written. Only plain scalars are subject to implicit typing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {

@@ -280,7 +280,11 @@ impl Converter<'_> {
                 }
                 Json::Object(map)
             }
-            (_, Some(tag)) => self.error(node, path, format!("unsupported YAML tag `{tag}`")),
+            (_, Some(tag)) => self.error(
+                node,
+                path,
+                format!("unsupported YAML tag `{}`", yaml::display_tag(tag)),
+            ),
         }
     }
 
@@ -312,12 +316,21 @@ impl Converter<'_> {
                         | (yaml::TAG_NULL, Plain::Null)
                 );
                 if !fits {
-                    return self.error(node, path, format!("`{text}` is not a valid `{tag}`"));
+                    // The value is not repeated: it may be the content of a Secret.
+                    return self.error(
+                        node,
+                        path,
+                        format!("the value is not a valid `{}`", yaml::display_tag(tag)),
+                    );
                 }
                 plain
             }
             (_, Some(tag)) => {
-                return self.error(node, path, format!("unsupported YAML tag `{tag}`"));
+                return self.error(
+                    node,
+                    path,
+                    format!("unsupported YAML tag `{}`", yaml::display_tag(tag)),
+                );
             }
         };
         match plain {

@@ -1,0 +1,543 @@
+//! The Argo CD config management plugin: `generate` run the way argocd-cmp-server runs it
+//! (in the application's directory of a copied repository, stdin closed, the plugin
+//! environment), plugin.yaml, and the deploy/ overlay.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use rollouts_render::params::{self, PARAMS};
+use serde_json::Value as Json;
+
+const MANAGER: &str = "apiVersion: argoproj.io/v1alpha1
+kind: RolloutManager
+metadata:
+  name: argo-rollouts
+spec:
+  plugins:
+    metric:
+    - name: argoproj-labs/sample-prometheus
+      location: https://github.com/argoproj-labs/rollouts-plugin-metric-sample-prometheus/releases/download/v0.0.4/metric-plugin-linux-amd64
+";
+
+const ROLLOUT: &str = "apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: web
+spec:
+  strategy:
+    canary:
+      steps:
+      - setWeight: 20
+";
+
+/// A repository checkout as the CMP server unpacks it, with the application in `apps/rollouts`.
+struct Repo {
+    root: PathBuf,
+}
+
+impl Repo {
+    fn new(name: &str, files: &[(&str, &str)]) -> Self {
+        let root =
+            std::env::temp_dir().join(format!("rollouts-render-cmp-{name}-{}", std::process::id()));
+        let app = root.join("apps/rollouts");
+        std::fs::create_dir_all(&app).unwrap();
+        std::fs::write(root.join("README.md"), "not part of the application\n").unwrap();
+        for (file, text) in files {
+            std::fs::write(app.join(file), text).unwrap();
+        }
+        Self { root }
+    }
+
+    fn app(&self) -> PathBuf {
+        self.root.join("apps/rollouts")
+    }
+
+    /// Runs a subcommand in the application directory with exactly the given environment.
+    fn run(&self, subcommand: &str, env: &[(&str, &str)]) -> Output {
+        let mut command = Command::new(assert_cmd::cargo::cargo_bin("rollouts-render"));
+        command
+            .arg(subcommand)
+            .current_dir(self.app())
+            .env_clear()
+            .envs([
+                ("ARGOCD_APP_NAME", "argo-rollouts"),
+                ("ARGOCD_APP_NAMESPACE", "argo-rollouts"),
+                (
+                    "ARGOCD_APP_REVISION",
+                    "0123456789abcdef0123456789abcdef01234567",
+                ),
+                ("ARGOCD_APP_SOURCE_PATH", "apps/rollouts"),
+                (
+                    "ARGOCD_APP_SOURCE_REPO_URL",
+                    "https://git.example.com/platform.git",
+                ),
+                ("KUBE_VERSION", "1.33.2"),
+            ])
+            .envs(env.iter().copied())
+            .stdin(Stdio::null());
+        command.output().unwrap()
+    }
+}
+
+impl Drop for Repo {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// What `render` prints for the same application with the given flags.
+fn render(app: &Path, flags: &[&str]) -> String {
+    let output = Command::new(assert_cmd::cargo::cargo_bin("rollouts-render"))
+        .arg("render")
+        .args(flags)
+        .arg(app)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn assert_plain(stderr: &[u8]) {
+    assert!(!stderr.contains(&0x1b), "escape bytes in stderr");
+}
+
+#[test]
+fn generate_renders_the_application_directory_like_render() {
+    let repo = Repo::new("same", &[("rm.yaml", MANAGER), ("rollout.yaml", ROLLOUT)]);
+    let expected = render(&repo.app(), &["--namespace", "argo-rollouts"]);
+    for parameters in [None, Some("null"), Some("[]"), Some("")] {
+        let mut env = vec![];
+        if let Some(p) = parameters {
+            env.push(("ARGOCD_APP_PARAMETERS", p));
+        }
+        let output = repo.run("generate", &env);
+        assert_eq!(output.status.code(), Some(0), "{parameters:?}");
+        assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+        assert_plain(&output.stderr);
+        // The metric plugin has no sha256: one warning, and nothing else.
+        assert_eq!(
+            String::from_utf8(output.stderr).unwrap(),
+            "rm.yaml:8:7: warning: spec.plugins.metric[0].sha256: no `sha256`: the controller will run whatever the location serves\n  hint: pin the binary: `sha256: <sha256sum of the binary>`\n"
+        );
+    }
+}
+
+#[test]
+fn kube_api_versions_decide_the_service_monitor() {
+    let repo = Repo::new("monitor", &[("rm.yaml", MANAGER)]);
+    let with = repo.run(
+        "generate",
+        &[(
+            "KUBE_API_VERSIONS",
+            "v1,apps/v1,monitoring.coreos.com/v1,monitoring.coreos.com/v1/ServiceMonitor",
+        )],
+    );
+    let without = repo.run("generate", &[("KUBE_API_VERSIONS", "v1,apps/v1")]);
+    assert!(String::from_utf8_lossy(&with.stdout).contains("kind: ServiceMonitor"));
+    assert!(!String::from_utf8_lossy(&without.stdout).contains("kind: ServiceMonitor"));
+    assert_eq!(
+        String::from_utf8(with.stdout).unwrap(),
+        render(
+            &repo.app(),
+            &[
+                "-n",
+                "argo-rollouts",
+                "--api-versions",
+                "monitoring.coreos.com/v1"
+            ]
+        )
+    );
+}
+
+/// Every parameter plugin.yaml announces, given as a parameter and as an env entry, has the
+/// effect of its `render` flag.
+#[test]
+fn every_announced_parameter_is_honoured() {
+    let repo = Repo::new("params", &[("rm.yaml", MANAGER)]);
+    // (parameter, JSON value as the Application gives it, env form, equivalent flags)
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "namespace",
+            r#""string":"team-a""#,
+            "team-a",
+            &["-n", "team-a"],
+        ),
+        ("strict", r#""string":"true""#, "true", &["--strict"]),
+        (
+            "require-sha256",
+            r#""string":"true""#,
+            "true",
+            &["--require-sha256"],
+        ),
+        (
+            "allow-plugin-location",
+            r#""array":["https://example.com/"]"#,
+            "https://example.com/",
+            &["--allow-plugin-location", "https://example.com/"],
+        ),
+        (
+            "openshift-route-plugin",
+            r#""string":"true""#,
+            "true",
+            &["--openshift-route-plugin"],
+        ),
+        (
+            "rollouts-image",
+            r#""string":"registry.example.com/argo-rollouts:v1.9.1""#,
+            "registry.example.com/argo-rollouts:v1.9.1",
+            &[
+                "--rollouts-image",
+                "registry.example.com/argo-rollouts:v1.9.1",
+            ],
+        ),
+        (
+            "image-pull-policy",
+            r#""string":"Always""#,
+            "Always",
+            &["--image-pull-policy", "Always"],
+        ),
+        (
+            "aggregate-roles",
+            r#""string":"false""#,
+            "false",
+            &["--no-aggregate-roles"],
+        ),
+    ];
+    let covered: BTreeSet<&str> = cases.iter().map(|c| c.0).collect();
+    let announced: BTreeSet<&str> = PARAMS.iter().map(|p| p.name).collect();
+    assert_eq!(covered, announced, "every parameter needs a case here");
+
+    for (name, value, env_value, flags) in cases {
+        let param = PARAMS.iter().find(|p| p.name == *name).unwrap();
+        let mut render_args = flags.to_vec();
+        if !flags.contains(&"-n") {
+            render_args.extend(["-n", "argo-rollouts"]);
+        }
+        let expected = Command::new(assert_cmd::cargo::cargo_bin("rollouts-render"))
+            .arg("render")
+            .args(&render_args)
+            .arg(repo.app())
+            .output()
+            .unwrap();
+        let parameters = format!(r#"[{{"name":"{name}",{value}}}]"#);
+        let env_name = param.env_name();
+        for env in [
+            vec![("ARGOCD_APP_PARAMETERS", parameters.as_str())],
+            vec![(env_name.as_str(), *env_value)],
+        ] {
+            let output = repo.run("generate", &env);
+            assert_eq!(
+                output.status.code(),
+                expected.status.code(),
+                "{name} via {env:?}"
+            );
+            assert_eq!(output.stdout, expected.stdout, "{name} via {env:?}");
+            assert_plain(&output.stderr);
+        }
+    }
+}
+
+#[test]
+fn parameters_win_over_env_entries_and_unknown_ones_warn() {
+    let repo = Repo::new("precedence", &[("rm.yaml", MANAGER)]);
+    let output = repo.run(
+        "generate",
+        &[
+            ("ARGOCD_ENV_IMAGE_PULL_POLICY", "Never"),
+            ("ARGOCD_APP_PARAMETERS", r#"[{"name":"image-pull-policy","string":"Always"},{"name":"helm-values","map":{"a":"b"}}]"#),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.contains("imagePullPolicy: Always"));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.starts_with("warning: unknown parameter `helm-values` is ignored\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_parameters_fail_without_output() {
+    let repo = Repo::new("bad-param", &[("rm.yaml", MANAGER)]);
+    let output = repo.run("generate", &[("ARGOCD_ENV_STRICT", "yes please")]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("parameter `strict`: expects `true` or `false`")
+    );
+}
+
+#[test]
+fn no_rolloutmanager_fails_and_names_the_directory() {
+    let repo = Repo::new("empty", &[("rollout.yaml", ROLLOUT)]);
+    let output = repo.run("generate", &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "error: no RolloutManager found in the application directory `apps/rollouts`\n  hint: an empty render would make Argo CD prune the installation; pass --allow-empty if that is really meant\n"
+    );
+}
+
+#[test]
+fn stderr_never_shows_env_values_or_secret_data() {
+    let manager = "apiVersion: argoproj.io/v1alpha1
+kind: RolloutManager
+metadata:
+  name: argo-rollouts
+spec:
+  env:
+  - name: API_TOKEN
+    value: hunter2-env-value
+  imagePullPolicy: Sometimes
+";
+    let secret = "apiVersion: v1
+kind: Secret
+metadata:
+  name: token
+stringData:
+  token: !!int hunter2-secret-value
+";
+    let repo = Repo::new("secrets", &[("rm.yaml", manager), ("secret.yaml", secret)]);
+    let output = repo.run("generate", &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "secret.yaml:6:16: error: stringData.token: the value is not a valid `!!int`"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+#[test]
+fn stderr_stays_short() {
+    let mut manager = String::from(
+        "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\nmetadata:\n  name: r\nspec:\n  additionalMetadata:\n    labels:\n",
+    );
+    for i in 0..50 {
+        manager.push_str(&format!("      bad{i}: \"not valid\"\n"));
+    }
+    let repo = Repo::new("short", &[("rm.yaml", &manager)]);
+    let output = repo.run("generate", &[]);
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(
+        stderr.matches("error:").count(),
+        rollouts_render::app::CMP_MAX_DIAGNOSTICS
+    );
+    assert!(stderr.ends_with(
+        "… and 30 more; run `rollouts-render validate` on the directory to see them all\n"
+    ));
+}
+
+#[test]
+fn discovery_matches_only_directories_with_a_rolloutmanager() {
+    let with = Repo::new(
+        "discover-yes",
+        &[("rm.yaml", MANAGER), ("rollout.yaml", ROLLOUT)],
+    );
+    let output = with.run("discover", &[]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), "./rm.yaml\n");
+    let without = Repo::new("discover-no", &[("rollout.yaml", ROLLOUT)]);
+    let output = without.run("discover", &[]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(output.stdout.is_empty());
+    // A broken RolloutManager is still discovered, so that generate can say what is wrong.
+    let broken = Repo::new(
+        "discover-broken",
+        &[("rm.yaml", "kind: RolloutManager\nspec: [\n")],
+    );
+    assert!(!broken.run("discover", &[]).stdout.is_empty());
+}
+
+#[test]
+fn plugin_yaml_is_generated_from_the_parameter_table() {
+    let committed = std::fs::read_to_string(common::repo_path("plugin.yaml")).unwrap();
+    assert_eq!(
+        committed,
+        params::plugin_yaml_text(),
+        "run `cargo run -- plugin-yaml > plugin.yaml`"
+    );
+    let plugin: Json = serde_saphyr::from_str(&committed).unwrap();
+    assert_eq!(plugin["apiVersion"], "argoproj.io/v1alpha1");
+    assert_eq!(plugin["kind"], "ConfigManagementPlugin");
+    assert_eq!(plugin["metadata"]["name"], "rollouts-render");
+    assert!(
+        plugin["spec"].get("version").is_none(),
+        "a version would rename the plugin"
+    );
+    let generate = plugin["spec"]["generate"]["command"].as_array().unwrap();
+    assert!(generate[0].as_str().unwrap().starts_with('/'));
+    assert_eq!(generate[1], "generate");
+    assert_eq!(plugin["spec"]["discover"]["find"]["command"][1], "discover");
+    let names: Vec<&str> = plugin["spec"]["parameters"]["static"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, PARAMS.iter().map(|p| p.name).collect::<Vec<_>>());
+    for param in plugin["spec"]["parameters"]["static"].as_array().unwrap() {
+        assert!(param["title"].is_string() && param["tooltip"].is_string());
+    }
+}
+
+#[test]
+fn every_parameter_is_a_render_flag() {
+    use clap::CommandFactory;
+    let cli = rollouts_render::cli::Cli::command();
+    let render = cli.find_subcommand("render").unwrap();
+    let flags: BTreeSet<String> = render
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect();
+    for param in &PARAMS {
+        assert!(
+            flags.contains(&param.flag()),
+            "{} has no flag {}",
+            param.name,
+            param.flag()
+        );
+    }
+}
+
+#[test]
+fn the_readme_documents_every_parameter() {
+    let readme = std::fs::read_to_string(common::repo_path("README.md")).unwrap();
+    let table = params::markdown_table();
+    assert!(
+        readme.contains(&table),
+        "the README needs this parameter table:\n{table}"
+    );
+}
+
+fn kustomize(dir: &Path) -> Vec<Json> {
+    let output = Command::new("kubectl")
+        .args(["kustomize", dir.to_str().unwrap()])
+        .output()
+        .expect("kubectl (with kustomize) is needed for this test");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_saphyr::from_multiple(&String::from_utf8(output.stdout).unwrap()).unwrap()
+}
+
+#[test]
+fn the_deploy_component_adds_the_sidecar_to_the_repo_server() {
+    let objects = kustomize(&common::repo_path("tests/fixtures/argocd"));
+    assert_eq!(objects.len(), 1);
+    let spec = &objects[0]["spec"]["template"]["spec"];
+    let containers = spec["containers"].as_array().unwrap();
+    assert_eq!(
+        containers.len(),
+        2,
+        "the repo-server keeps its own container"
+    );
+    let sidecar = containers
+        .iter()
+        .find(|c| c["name"] == "rollouts-render")
+        .unwrap();
+    assert_eq!(
+        sidecar["command"],
+        serde_json::json!(["/var/run/argocd/argocd-cmp-server"])
+    );
+    assert_eq!(
+        sidecar["image"],
+        "registry.example.com/platform/rollouts-render:0.1.0"
+    );
+    assert_eq!(sidecar["securityContext"]["runAsUser"], 999);
+    assert_eq!(sidecar["securityContext"]["runAsNonRoot"], true);
+    let mounts: Vec<(String, String)> = sidecar["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap().to_owned(),
+                m["mountPath"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        mounts,
+        [
+            ("var-files".to_owned(), "/var/run/argocd".to_owned()),
+            (
+                "plugins".to_owned(),
+                "/home/argocd/cmp-server/plugins".to_owned()
+            ),
+            ("rollouts-render-tmp".to_owned(), "/tmp".to_owned()),
+        ]
+    );
+    let volumes = spec["volumes"].as_array().unwrap();
+    let tmp = volumes
+        .iter()
+        .find(|v| v["name"] == "rollouts-render-tmp")
+        .unwrap();
+    assert!(tmp["emptyDir"].is_object());
+    for shared in ["var-files", "plugins", "tmp"] {
+        assert!(volumes.iter().any(|v| v["name"] == shared), "{shared} kept");
+    }
+}
+
+#[test]
+fn every_file_under_deploy_is_valid_and_uses_the_plugin_as_announced() {
+    let names: BTreeSet<&str> = PARAMS.iter().map(|p| p.name).collect();
+    let mut pending = vec![common::repo_path("deploy")];
+    let mut checked = 0;
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let docs: Vec<Json> = serde_saphyr::from_multiple(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            for doc in docs {
+                checked += 1;
+                let kind = doc["kind"].as_str().unwrap_or_default();
+                let source = match kind {
+                    "Application" => &doc["spec"]["source"],
+                    "ApplicationSet" => &doc["spec"]["template"]["spec"]["source"],
+                    _ => continue,
+                };
+                assert_eq!(
+                    source["plugin"]["name"],
+                    "rollouts-render",
+                    "{}",
+                    path.display()
+                );
+                for parameter in source["plugin"]["parameters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                {
+                    let name = parameter["name"].as_str().unwrap();
+                    assert!(
+                        names.contains(name),
+                        "{}: unknown parameter {name}",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked >= 5);
+}
