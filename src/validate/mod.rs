@@ -2,7 +2,7 @@
 //!
 //! Every check runs and every problem is reported, each pointing at the value it is about.
 //! Defaults are applied here, in one place, so rendering is a plain function of the result.
-//! Plugin rules are in [`plugins`], Kubernetes syntax rules in [`syntax`], rules across
+//! Plugin rules are in `plugins`, Kubernetes syntax rules in [`syntax`], rules across
 //! documents in [`stream`].
 
 mod plugins;
