@@ -28,9 +28,39 @@ pub enum Command {
     Generate(DirArgs),
     /// Argo CD plugin discovery: print the files of the directory that hold a RolloutManager.
     Discover(DirArgs),
+    /// Print the JSON Schema of the RolloutManager, for editors (yaml-language-server).
+    Schema,
+    /// Print a CustomResourceDefinition of the extended RolloutManager.
+    Crd,
+    /// Read an argo-rollouts-config ConfigMap (alone or in a whole install) and print a
+    /// RolloutManager whose plugins reproduce it.
+    Import(ImportArgs),
+    /// Print shell completions.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    #[command(hide = true)]
+    Man,
     /// Print the ConfigManagementPlugin (plugin.yaml) that announces this plugin to Argo CD.
     #[command(hide = true)]
     PluginYaml,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files or directories to read; none, or `-`, reads standard input.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Name of the RolloutManager to write.
+    #[arg(long, value_name = "NAME", default_value = "argo-rollouts")]
+    pub name: String,
+
+    /// Read directories recursively.
+    #[arg(short, long)]
+    pub recursive: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,15 +7,18 @@
 //! [`pipeline`] ties them together as a pure function; the binary only adds the command line.
 
 pub mod app;
+pub mod catalog;
 pub mod cli;
 pub mod de;
 pub mod diag;
 pub mod emit;
+pub mod import;
 pub mod model;
 pub mod options;
 pub mod params;
 pub mod pipeline;
 pub mod render;
+pub mod schema;
 pub mod source;
 pub mod spec;
 pub mod tables;

@@ -6,12 +6,13 @@ use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
+use clap::CommandFactory;
 use clap::Parser;
 use rollouts_render::app::{self, INVALID_INPUT, USAGE_OR_IO};
-use rollouts_render::cli::{Cli, Command, RenderArgs};
+use rollouts_render::cli::{Cli, Command, ImportArgs, RenderArgs};
 use rollouts_render::diag::Diagnostics;
-use rollouts_render::params;
 use rollouts_render::source::{self, ReadError};
+use rollouts_render::{Format, emit, params, schema};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -27,6 +28,21 @@ fn main() -> ExitCode {
             write_stdout(found.as_bytes())
         }
         Command::PluginYaml => write_stdout(params::plugin_yaml_text().as_bytes()),
+        Command::Schema => write_stdout(schema::json_schema_text().as_bytes()),
+        Command::Crd => write_stdout(emit::yaml(&schema::crd()).as_bytes()),
+        Command::Import(args) => import(&args),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "rollouts-render", &mut out);
+            write_stdout(&out)
+        }
+        Command::Man => {
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                Ok(()) => write_stdout(&out),
+                Err(error) => usage_error(&error.to_string()),
+            }
+        }
     }
 }
 
@@ -74,6 +90,31 @@ fn run(args: &RenderArgs, write_output: bool) -> ExitCode {
         return ExitCode::from(outcome.status);
     }
     write_stdout(outcome.stdout.as_bytes())
+}
+
+fn import(args: &ImportArgs) -> ExitCode {
+    let read_options = source::ReadOptions {
+        recursive: args.recursive,
+        ..source::ReadOptions::default()
+    };
+    let inputs = match source::read(&args.paths, &read_options) {
+        Ok(inputs) => inputs,
+        Err(ReadError::Io { path, source }) => return usage_error(&format!("{path}: {source}")),
+        Err(ReadError::Invalid(diagnostic)) => {
+            eprintln!("{}", diagnostic.render(use_colour()));
+            return ExitCode::from(INVALID_INPUT);
+        }
+    };
+    match rollouts_render::import::import(&inputs, &args.name) {
+        Ok(imported) => {
+            print_diagnostics(&imported.warnings);
+            write_stdout(emit::stream(&imported.documents, Format::Yaml).as_bytes())
+        }
+        Err(diagnostics) => {
+            print_diagnostics(&diagnostics);
+            ExitCode::from(INVALID_INPUT)
+        }
+    }
 }
 
 /// Colour only for a person at a terminal who has not asked for none (https://no-color.org).

@@ -50,7 +50,7 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
     let mut documents = Vec::new();
     for source in sources {
         match yaml::parse(&source.name, &source.text, &mut diagnostics) {
-            Ok(parsed) => documents.extend(parsed),
+            Ok(parsed) => documents.extend(parsed.into_iter().flat_map(list_items)),
             Err(error) => diagnostics.push(error),
         }
     }
@@ -119,6 +119,27 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
         documents: output,
         warnings: diagnostics,
     })
+}
+
+/// A `v1` `List` (what `kubectl get … -o yaml` prints for several objects) stands for its
+/// items; any other document for itself.
+fn list_items(document: Document) -> Vec<Document> {
+    let root = &document.root;
+    let is_list = root.get("apiVersion").and_then(Node::scalar) == Some("v1")
+        && root.get("kind").and_then(Node::scalar) == Some("List");
+    match root.get("items") {
+        Some(Node {
+            value: Value::Seq(items),
+            ..
+        }) if is_list => items
+            .iter()
+            .map(|item| Document {
+                source: document.source.clone(),
+                root: item.clone(),
+            })
+            .collect(),
+        _ => vec![document],
+    }
 }
 
 /// Reads `apiVersion` and `kind` of a document and handles it accordingly.

@@ -224,3 +224,39 @@ fn a_closed_pipe_ends_the_program_quietly() {
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn a_kubectl_list_stands_for_its_items() {
+    let live = "apiVersion: v1
+kind: List
+metadata:
+  resourceVersion: \"\"
+items:
+- apiVersion: argoproj.io/v1alpha1
+  kind: RolloutManager
+  metadata:
+    creationTimestamp: \"2026-01-02T03:04:05Z\"
+    generation: 1
+    name: argo-rollouts
+    namespace: argo-rollouts
+    resourceVersion: \"4242\"
+    uid: 2f0b5a54-6a7b-4c35-9a53-b4c0c1f3a0f1
+  spec: {}
+  status:
+    phase: Available
+    rolloutController: Available
+";
+    let output = rollouts_render()
+        .arg("render")
+        .write_stdin(live)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let expected = common::render_case(&common::repo_path("testdata/minimal.yaml")).unwrap();
+    assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+}

@@ -15,7 +15,7 @@ use crate::diag::FieldPath;
 use crate::model;
 use crate::options::Options;
 use crate::spec::{Plugin, PluginKind, Plugins};
-use crate::tables;
+use crate::{catalog, tables};
 
 /// Validates and resolves the three plugin lists, sorted by name, with the OpenShift route
 /// plugin added when asked for.
@@ -86,7 +86,44 @@ pub fn plugins(
             .list_mut(kind)
             .sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
     }
+    check_known_plugins(checker, &resolved, &seen);
     resolved
+}
+
+/// Warns when a well-known plugin lacks the permissions it needs in the controller's role
+/// (the upstream rules plus every plugin's `rules`), with the rules to add.
+fn check_known_plugins(
+    checker: &mut Checker<'_>,
+    plugins: &Plugins,
+    paths: &BTreeMap<String, FieldPath>,
+) {
+    let granted = catalog::granted(plugins.all().flat_map(|(_, plugin)| plugin.rules.iter()));
+    for (kind, plugin) in plugins.all() {
+        let Some(known) = catalog::find(&plugin.name, kind) else {
+            continue;
+        };
+        let missing = catalog::missing_rules(known, &granted);
+        if missing.is_empty() {
+            continue;
+        }
+        let Some(path) = paths.get(&plugin.name) else {
+            continue;
+        };
+        let entry = FieldPath::from_segments(&path.segments()[..path.segments().len() - 1]);
+        checker
+            .warning(
+                path,
+                format!(
+                    "`{}` needs permissions the controller's role does not have: plugins run inside the controller, with its ServiceAccount",
+                    plugin.name
+                ),
+            )
+            .with_hint(format!(
+                "add them to this plugin entry ({entry}), as its docs say ({}):\n{}",
+                known.project,
+                catalog::rules_yaml(&missing, "      ")
+            ));
+    }
 }
 
 struct Context<'a> {

@@ -55,3 +55,56 @@ pub fn cases(dir: &str) -> Vec<PathBuf> {
     files.retain(|f| f.extension().is_some_and(|e| e == "yaml"));
     files
 }
+
+/// Reads a YAML stream as a YAML 1.2 editor does (the core schema: only `true`/`false` are
+/// booleans, no octal `0755`, no `1_000`), one JSON value per document.
+pub fn yaml12_documents(text: &str) -> Vec<serde_json::Value> {
+    use rollouts_render::yaml::{self, Node, Style, Value};
+    use serde_json::Value as Json;
+
+    fn scalar(text: &str) -> Json {
+        let is_int = |s: &str| {
+            let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+            !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit())
+        };
+        match text {
+            "" | "~" | "null" | "Null" | "NULL" => Json::Null,
+            "true" | "True" | "TRUE" => Json::Bool(true),
+            "false" | "False" | "FALSE" => Json::Bool(false),
+            s if is_int(s) => s.parse::<i64>().map_or_else(|_| Json::from(s), Json::from),
+            s if s.parse::<f64>().is_ok_and(f64::is_finite)
+                && s.chars().all(|c| c.is_ascii_digit() || "+-.eE".contains(c)) =>
+            {
+                serde_json::Number::from_f64(s.parse().unwrap()).map_or(Json::Null, Json::Number)
+            }
+            s => Json::from(s),
+        }
+    }
+    fn convert(node: &Node) -> Json {
+        match &node.value {
+            Value::Scalar {
+                text,
+                style: Style::Plain,
+            } if node.tag.is_none() => scalar(text),
+            Value::Scalar { text, .. } => Json::from(text.as_str()),
+            Value::Seq(items) => Json::Array(items.iter().map(convert).collect()),
+            Value::Map(entries) => Json::Object(
+                entries
+                    .iter()
+                    .map(|e| {
+                        (
+                            e.key.scalar().unwrap_or_default().to_owned(),
+                            convert(&e.value),
+                        )
+                    })
+                    .collect(),
+            ),
+        }
+    }
+    let mut diagnostics = rollouts_render::diag::Diagnostics::default();
+    yaml::parse(&std::sync::Arc::from("yaml12"), text, &mut diagnostics)
+        .expect("valid YAML")
+        .iter()
+        .map(|document| convert(&document.root))
+        .collect()
+}
