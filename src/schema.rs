@@ -119,10 +119,8 @@ pub fn crd() -> Json {
         }
         root.insert("type".into(), json!("object"));
         if let Some(Json::Object(properties)) = root.get_mut("properties") {
-            properties.insert(
-                "metadata".into(),
-                json!({"type": "object", "description": "Standard object metadata."}),
-            );
+            // The API server allows nothing on `metadata` but `name`/`generateName` rules.
+            properties.insert("metadata".into(), json!({"type": "object"}));
             properties.insert(
                 "status".into(),
                 json!({
