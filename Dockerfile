@@ -4,7 +4,7 @@
 # `var-files` volume (see deploy/).
 
 FROM rust:1.95-alpine AS build
-RUN apk add --no-cache musl-dev
+RUN apk add --no-cache musl-dev gcc
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src

@@ -2,7 +2,8 @@
 //! The binary prints an [`Outcome`]; tests and the fuzz target inspect it.
 
 use crate::diag::Diagnostics;
-use crate::options::Options;
+use crate::options::{Format, Options};
+use crate::pipeline::Rendered;
 use crate::source::{self, Inputs, ReadError};
 use crate::{emit, pipeline};
 
@@ -16,28 +17,48 @@ pub const USAGE_OR_IO: u8 = 2;
 #[derive(Debug)]
 pub struct Outcome {
     pub status: u8,
-    /// The whole output, written in one go only on success.
-    pub stdout: String,
+    /// What goes to stdout: only on success, and only once every input was checked.
+    pub output: Option<(Rendered, Format)>,
     pub diagnostics: Diagnostics,
+}
+
+impl Outcome {
+    fn failed(status: u8, diagnostics: Diagnostics) -> Self {
+        Self {
+            status,
+            output: None,
+            diagnostics,
+        }
+    }
+
+    /// Writes the output (rendered while it is written).
+    pub fn write_output(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        match &self.output {
+            Some((rendered, format)) => emit::write_stream(rendered.documents(), *format, out),
+            None => Ok(()),
+        }
+    }
+
+    /// The output as text (for tests and the fuzz target).
+    pub fn stdout(&self) -> String {
+        let mut out = Vec::new();
+        self.write_output(&mut out).expect("writing to memory");
+        String::from_utf8(out).expect("YAML and JSON are UTF-8")
+    }
 }
 
 /// Renders (or, without `write_output`, only validates) the inputs.
 pub fn run(inputs: &Inputs, options: &Options, write_output: bool) -> Outcome {
     match pipeline::render(inputs, options) {
-        Ok(rendered) => Outcome {
-            status: SUCCESS,
-            stdout: if write_output {
-                emit::stream(&rendered.documents, options.format)
-            } else {
-                String::new()
-            },
-            diagnostics: rendered.warnings,
-        },
-        Err(diagnostics) => Outcome {
-            status: INVALID_INPUT,
-            stdout: String::new(),
-            diagnostics,
-        },
+        Ok(mut rendered) => {
+            let diagnostics = std::mem::take(&mut rendered.warnings);
+            Outcome {
+                status: SUCCESS,
+                output: write_output.then_some((rendered, options.format)),
+                diagnostics,
+            }
+        }
+        Err(diagnostics) => Outcome::failed(INVALID_INPUT, diagnostics),
     }
 }
 
@@ -48,20 +69,12 @@ pub fn run_bytes(bytes: &[u8], options: &Options) -> Outcome {
         Err(ReadError::Invalid(diagnostic)) => {
             let mut diagnostics = Diagnostics::default();
             diagnostics.push(diagnostic);
-            Outcome {
-                status: INVALID_INPUT,
-                stdout: String::new(),
-                diagnostics,
-            }
+            Outcome::failed(INVALID_INPUT, diagnostics)
         }
         Err(error @ ReadError::Io { .. }) => {
             let mut diagnostics = Diagnostics::default();
             diagnostics.push(crate::diag::Diagnostic::error(error.to_string()));
-            Outcome {
-                status: USAGE_OR_IO,
-                stdout: String::new(),
-                diagnostics,
-            }
+            Outcome::failed(USAGE_OR_IO, diagnostics)
         }
     }
 }
@@ -77,11 +90,7 @@ pub fn generate(inputs: &Inputs, env: &std::collections::BTreeMap<String, String
     let mut diagnostics = Diagnostics::default();
     diagnostics.extend(parameter_diagnostics);
     if diagnostics.has_errors() {
-        return Outcome {
-            status: INVALID_INPUT,
-            stdout: String::new(),
-            diagnostics,
-        };
+        return Outcome::failed(INVALID_INPUT, diagnostics);
     }
     let mut outcome = run(inputs, &options, true);
     diagnostics.extend(outcome.diagnostics);

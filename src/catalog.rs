@@ -73,16 +73,7 @@ pub fn find(name: &str, kind: PluginKind) -> Option<&'static KnownPlugin> {
 /// One permission: an API group, a resource and a verb.
 type Permission<'a> = (&'a str, &'a str, &'a str);
 
-fn covers<'a>(
-    granted: impl IntoIterator<Item = Permission<'a>> + Clone,
-    (group, resource, verb): Permission<'_>,
-) -> bool {
-    granted.into_iter().any(|(g, r, v)| {
-        (g == "*" || g == group) && (r == "*" || r == resource) && (v == "*" || v == verb)
-    })
-}
-
-fn permissions(rule: &Rule) -> impl Iterator<Item = Permission<'static>> + Clone {
+fn permissions(rule: &Rule) -> impl Iterator<Item = Permission<'static>> {
     let (groups, resources, verbs) = (rule.api_groups, rule.resources, rule.verbs);
     groups.iter().flat_map(move |g| {
         resources
@@ -91,35 +82,49 @@ fn permissions(rule: &Rule) -> impl Iterator<Item = Permission<'static>> + Clone
     })
 }
 
-/// Every permission of the controller's role: the upstream rules and `extra` plugin rules.
-pub fn granted<'a>(extra: impl Iterator<Item = &'a PolicyRule>) -> Vec<(String, String, String)> {
-    let owned = |(g, r, v): Permission<'_>| (g.to_owned(), r.to_owned(), v.to_owned());
-    let mut all: Vec<_> = CONTROLLER_RULES
-        .iter()
-        .flat_map(permissions)
-        .map(owned)
-        .collect();
-    for rule in extra {
-        for group in rule.api_groups.iter().flatten() {
-            for resource in rule.resources.iter().flatten() {
-                for verb in &rule.verbs {
-                    all.push(owned((group, resource, verb)));
-                }
-            }
-        }
-    }
-    all
+/// Whether lists of groups, resources and verbs grant a permission (`*` matches anything).
+fn grants<'a, L: IntoIterator<Item = &'a str> + Clone>(
+    groups: L,
+    resources: L,
+    verbs: L,
+    (group, resource, verb): Permission<'_>,
+) -> bool {
+    let has = |list: L, wanted: &str| list.into_iter().any(|item| item == "*" || item == wanted);
+    has(groups, group) && has(resources, resource) && has(verbs, verb)
 }
 
-/// The needed rules of `plugin` that `granted` does not fully cover.
-pub fn missing_rules(plugin: &KnownPlugin, granted: &[(String, String, String)]) -> Vec<Rule> {
-    let granted = granted
-        .iter()
-        .map(|(g, r, v)| (g.as_str(), r.as_str(), v.as_str()));
+fn strings(list: Option<&[String]>) -> impl Iterator<Item = &str> + Clone {
+    list.into_iter().flatten().map(String::as_str)
+}
+
+/// Whether the controller's role (its upstream rules plus `extra`) grants a permission.
+fn granted(extra: &[&PolicyRule], permission: Permission<'_>) -> bool {
+    let upstream = CONTROLLER_RULES.iter().any(|rule| {
+        grants(
+            rule.api_groups.iter().copied(),
+            rule.resources.iter().copied(),
+            rule.verbs.iter().copied(),
+            permission,
+        )
+    });
+    upstream
+        || extra.iter().any(|rule| {
+            grants(
+                strings(rule.api_groups.as_deref()),
+                strings(rule.resources.as_deref()),
+                strings(Some(&rule.verbs)),
+                permission,
+            )
+        })
+}
+
+/// The needed rules of `plugin` that the controller's role (its upstream rules plus `extra`)
+/// does not fully grant.
+pub fn missing_rules(plugin: &KnownPlugin, extra: &[&PolicyRule]) -> Vec<Rule> {
     plugin
         .rules
         .iter()
-        .filter(|rule| permissions(rule).any(|needed| !covers(granted.clone(), needed)))
+        .filter(|rule| permissions(rule).any(|needed| !granted(extra, needed)))
         .copied()
         .collect()
 }
@@ -155,34 +160,36 @@ pub fn rules_yaml(rules: &[Rule], indent: &str) -> String {
 mod tests {
     use super::*;
 
-    fn granted(rules: &[Rule]) -> Vec<(String, String, String)> {
-        rules
-            .iter()
-            .flat_map(permissions)
-            .map(|(g, r, v)| (g.to_owned(), r.to_owned(), v.to_owned()))
-            .collect()
+    fn policy(rule: &Rule) -> PolicyRule {
+        let strings = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        PolicyRule {
+            api_groups: Some(strings(rule.api_groups)),
+            resources: Some(strings(rule.resources)),
+            verbs: strings(rule.verbs),
+            ..PolicyRule::default()
+        }
     }
 
     #[test]
     fn the_controller_rules_already_cover_services_get_but_not_routes() {
         let gateway = find("argoproj-labs/gatewayAPI", PluginKind::TrafficRouter).unwrap();
-        let missing = missing_rules(gateway, &granted(&CONTROLLER_RULES));
+        let missing = missing_rules(gateway, &[]);
         assert_eq!(missing.len(), 1);
         assert_eq!(missing[0].api_groups, ["gateway.networking.k8s.io"]);
-        let mut all = CONTROLLER_RULES.to_vec();
-        all.extend_from_slice(gateway.rules);
-        assert!(missing_rules(gateway, &granted(&all)).is_empty());
+        let given: Vec<PolicyRule> = gateway.rules.iter().map(policy).collect();
+        assert!(missing_rules(gateway, &given.iter().collect::<Vec<_>>()).is_empty());
     }
 
     #[test]
     fn wildcards_grant_everything_they_match() {
         let contour = find("argoproj-labs/contour", PluginKind::TrafficRouter).unwrap();
-        let star = Rule {
+        let star = policy(&Rule {
             api_groups: &["projectcontour.io"],
             resources: &["*"],
             verbs: &["*"],
-        };
-        assert!(missing_rules(contour, &granted(&[star])).is_empty());
+        });
+        assert!(missing_rules(contour, &[&star]).is_empty());
+        assert_eq!(missing_rules(contour, &[]).len(), 1);
     }
 
     #[test]

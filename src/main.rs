@@ -14,6 +14,9 @@ use rollouts_render::diag::Diagnostics;
 use rollouts_render::source::{self, ReadError};
 use rollouts_render::{Format, emit, params, schema};
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -65,10 +68,7 @@ fn generate(dir: &Path) -> ExitCode {
     }
     let outcome = app::generate(&inputs, &env);
     eprint!("{}", app::cmp_stderr(&outcome.diagnostics));
-    if outcome.status != app::SUCCESS {
-        return ExitCode::from(outcome.status);
-    }
-    write_stdout(outcome.stdout.as_bytes())
+    finish(&outcome)
 }
 
 fn run(args: &RenderArgs, write_output: bool) -> ExitCode {
@@ -86,10 +86,23 @@ fn run(args: &RenderArgs, write_output: bool) -> ExitCode {
     };
     let outcome = app::run(&inputs, &options, write_output);
     print_diagnostics(&outcome.diagnostics);
-    if outcome.status != app::SUCCESS || outcome.stdout.is_empty() {
+    finish(&outcome)
+}
+
+/// Writes the output of a successful run; a closed pipe (`| head`) ends the program quietly.
+fn finish(outcome: &app::Outcome) -> ExitCode {
+    if outcome.status != app::SUCCESS {
         return ExitCode::from(outcome.status);
     }
-    write_stdout(outcome.stdout.as_bytes())
+    let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    match outcome
+        .write_output(&mut stdout)
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => usage_error(&format!("writing output: {error}")),
+    }
 }
 
 fn import(args: &ImportArgs) -> ExitCode {

@@ -19,14 +19,39 @@ use crate::validate::{self, Checker};
 use crate::yaml::{self, Document, Node, Value};
 use crate::yaml11;
 
-/// The result of a successful run: the documents to write, and warnings.
+/// The result of a successful run: what to write, and warnings.
+///
+/// Everything is validated; the objects themselves are built while they are written
+/// ([`Rendered::documents`]), so memory stays proportional to the input, not to the output.
 #[derive(Debug)]
 pub struct Rendered {
-    pub documents: Vec<Json>,
+    items: Vec<Item>,
+    service_monitor: bool,
+    aggregate_roles: bool,
     pub warnings: Diagnostics,
 }
 
+impl Rendered {
+    /// Every output document, in order: each manager's objects in place of its RolloutManager
+    /// (the aggregate ClusterRoles with the first one), other objects as they came.
+    pub fn documents(&self) -> impl Iterator<Item = Json> + '_ {
+        let mut first_manager = true;
+        self.items.iter().flat_map(move |item| match item {
+            Item::Manager(manager) => {
+                let extras = Extras {
+                    aggregate_roles: self.aggregate_roles && first_manager,
+                    service_monitor: self.service_monitor,
+                };
+                first_manager = false;
+                render::manager(manager, extras)
+            }
+            Item::Passthrough(object) => vec![object.clone()],
+        })
+    }
+}
+
 /// A document of the input, classified.
+#[derive(Debug)]
 enum Item {
     Manager(Box<Manager>),
     Passthrough(Json),
@@ -97,26 +122,10 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
         return Err(diagnostics);
     }
 
-    let service_monitor = options.has_api_version("monitoring.coreos.com/v1");
-    let mut aggregate_roles = options.aggregate_roles;
-    let mut output = Vec::new();
-    for (item, _) in items {
-        match item {
-            Item::Manager(manager) => {
-                output.extend(render::manager(
-                    &manager,
-                    Extras {
-                        aggregate_roles,
-                        service_monitor,
-                    },
-                ));
-                aggregate_roles = false;
-            }
-            Item::Passthrough(object) => output.push(object),
-        }
-    }
     Ok(Rendered {
-        documents: output,
+        items: items.into_iter().map(|(item, _)| item).collect(),
+        service_monitor: options.has_api_version("monitoring.coreos.com/v1"),
+        aggregate_roles: options.aggregate_roles,
         warnings: diagnostics,
     })
 }

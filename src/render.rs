@@ -5,6 +5,7 @@
 //! environment or the clock.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
@@ -105,13 +106,30 @@ fn policy_rule(rule: &Rule) -> PolicyRule {
     }
 }
 
+/// The upstream rules as JSON, converted once: every controller role starts with them.
+fn upstream_rules() -> &'static [Json] {
+    static RULES: OnceLock<Vec<Json>> = OnceLock::new();
+    RULES.get_or_init(|| {
+        tables::CONTROLLER_RULES
+            .iter()
+            .map(|rule| to_json(&policy_rule(rule)))
+            .collect()
+    })
+}
+
 /// The upstream rules, then each plugin's `rules` in ConfigMap order.
-fn controller_rules(manager: &Manager) -> Vec<PolicyRule> {
-    let mut rules: Vec<PolicyRule> = tables::CONTROLLER_RULES.iter().map(policy_rule).collect();
-    for (_, plugin) in manager.plugins.all() {
-        rules.extend(plugin.rules.iter().cloned());
-    }
-    rules
+fn controller_rules(manager: &Manager) -> Json {
+    let plugin_rules = manager
+        .plugins
+        .all()
+        .flat_map(|(_, plugin)| plugin.rules.iter().map(to_json));
+    Json::Array(
+        upstream_rules()
+            .iter()
+            .cloned()
+            .chain(plugin_rules)
+            .collect(),
+    )
 }
 
 fn service_account(manager: &Manager) -> ServiceAccount {
@@ -122,18 +140,19 @@ fn service_account(manager: &Manager) -> ServiceAccount {
 }
 
 fn controller_role(manager: &Manager) -> Json {
-    if manager.namespace_scoped {
+    let mut role = if manager.namespace_scoped {
         to_json(&Role {
             metadata: metadata(manager, tables::RESOURCE_NAME, true),
-            rules: Some(controller_rules(manager)),
+            rules: None,
         })
     } else {
         to_json(&ClusterRole {
             metadata: metadata(manager, tables::RESOURCE_NAME, false),
-            rules: Some(controller_rules(manager)),
             ..ClusterRole::default()
         })
-    }
+    };
+    role["rules"] = controller_rules(manager);
+    role
 }
 
 fn aggregate_roles(manager: &Manager) -> Vec<ClusterRole> {

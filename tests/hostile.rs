@@ -241,7 +241,8 @@ proptest! {
         match pipeline::render(&inputs, &options) {
             Ok(rendered) => {
                 prop_assert!(!rendered.warnings.has_errors());
-                let out = rollouts_render::emit::stream(&rendered.documents, options.format);
+                let documents: Vec<_> = rendered.documents().collect();
+                let out = rollouts_render::emit::stream(&documents, options.format);
                 let back: Result<Vec<serde_json::Value>, _> = serde_saphyr::from_multiple(&out);
                 prop_assert!(back.is_ok(), "output does not parse back:\n{out}");
             }

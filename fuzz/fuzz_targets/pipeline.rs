@@ -16,14 +16,14 @@ fuzz_target!(|data: &[u8]| {
     let outcome = app::run_bytes(data, &options);
     match outcome.status {
         INVALID_INPUT => {
-            assert!(outcome.stdout.is_empty());
+            assert!(outcome.output.is_none());
             assert!(outcome.diagnostics.has_errors());
         }
         SUCCESS => {
-            let parsed: Result<Vec<serde_json::Value>, _> =
-                serde_saphyr::from_multiple(&outcome.stdout);
+            let stdout = outcome.stdout();
+            let parsed: Result<Vec<serde_json::Value>, _> = serde_saphyr::from_multiple(&stdout);
             assert!(parsed.is_ok(), "output does not parse back");
-            assert_eq!(app::run_bytes(data, &options).stdout, outcome.stdout);
+            assert_eq!(app::run_bytes(data, &options).stdout(), stdout);
         }
         other => panic!("unexpected exit status {other}"),
     }

@@ -25,29 +25,48 @@ fn yaml_options() -> serde_saphyr::SerializerOptions {
 
 /// Writes one stream: YAML documents separated by `---`, or pretty JSON objects one after
 /// the other.
-pub fn stream(documents: &[Json], format: Format) -> String {
-    let mut out = String::new();
-    for (index, document) in documents.iter().enumerate() {
+pub fn write_stream(
+    documents: impl IntoIterator<Item = Json>,
+    format: Format,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let mut text = String::new();
+    for (index, document) in documents.into_iter().enumerate() {
         match format {
             Format::Yaml => {
                 if index > 0 {
-                    out.push_str("---\n");
+                    out.write_all(b"---\n")?;
                 }
-                out.push_str(&yaml(document));
+                text.clear();
+                write_yaml(&document, &mut text);
+                out.write_all(text.as_bytes())?;
             }
             Format::Json => {
-                out.push_str(&json(document));
-                out.push('\n');
+                out.write_all(json(&document).as_bytes())?;
+                out.write_all(b"\n")?;
             }
         }
     }
-    out
+    Ok(())
+}
+
+/// A whole stream as text.
+pub fn stream(documents: &[Json], format: Format) -> String {
+    let mut out = Vec::new();
+    write_stream(documents.iter().cloned(), format, &mut out).expect("writing to memory");
+    String::from_utf8(out).expect("YAML and JSON are UTF-8")
 }
 
 /// One YAML document (no `---`), ending in a line break.
 pub fn yaml(document: &Json) -> String {
-    serde_saphyr::to_string_with_options(&Sorted::yaml(document), yaml_options())
-        .expect("JSON values serialize to YAML")
+    let mut text = String::new();
+    write_yaml(document, &mut text);
+    text
+}
+
+fn write_yaml(document: &Json, text: &mut String) {
+    serde_saphyr::to_fmt_writer_with_options(text, &Sorted::yaml(document), yaml_options())
+        .expect("JSON values serialize to YAML");
 }
 
 /// One pretty-printed JSON document, without a final line break.
@@ -97,11 +116,19 @@ impl Serialize for Sorted<'_> {
                 seq.end()
             }
             Json::Object(map) => {
-                let mut entries: Vec<_> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                let mut out = serializer.serialize_map(Some(entries.len()))?;
-                for (key, value) in entries {
-                    out.serialize_entry(key, &self.child(value))?;
+                let mut out = serializer.serialize_map(Some(map.len()))?;
+                // serde_json's map is ordered by key unless a dependency turned on its
+                // `preserve_order` feature; sort only then.
+                if map.keys().is_sorted_by(|a, b| a.as_bytes() <= b.as_bytes()) {
+                    for (key, value) in map {
+                        out.serialize_entry(key, &self.child(value))?;
+                    }
+                } else {
+                    let mut entries: Vec<_> = map.iter().collect();
+                    entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                    for (key, value) in entries {
+                        out.serialize_entry(key, &self.child(value))?;
+                    }
                 }
                 out.end()
             }

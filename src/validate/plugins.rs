@@ -97,12 +97,15 @@ fn check_known_plugins(
     plugins: &Plugins,
     paths: &BTreeMap<String, FieldPath>,
 ) {
-    let granted = catalog::granted(plugins.all().flat_map(|(_, plugin)| plugin.rules.iter()));
+    let extra: Vec<&PolicyRule> = plugins
+        .all()
+        .flat_map(|(_, plugin)| plugin.rules.iter())
+        .collect();
     for (kind, plugin) in plugins.all() {
         let Some(known) = catalog::find(&plugin.name, kind) else {
             continue;
         };
-        let missing = catalog::missing_rules(known, &granted);
+        let missing = catalog::missing_rules(known, &extra);
         if missing.is_empty() {
             continue;
         }

@@ -3,6 +3,8 @@
 //! configures (the controller would only fail at reconcile time, with "plugin … not configured
 //! in configmap").
 
+use std::collections::HashMap;
+
 use crate::diag::{Diagnostic, Diagnostics, FieldPath};
 use crate::spec::{Manager, PluginKind};
 use crate::yaml::{Document, Node, Value};
@@ -30,12 +32,9 @@ impl Site<'_> {
 
 /// One controller per namespace, and a cluster-scoped controller only on its own.
 pub fn check_managers(sites: &[Site<'_>], diagnostics: &mut Diagnostics) {
-    for (index, site) in sites.iter().enumerate() {
-        let earlier = &sites[..index];
-        if let Some(first) = earlier
-            .iter()
-            .find(|other| other.manager.namespace == site.manager.namespace)
-        {
+    let mut first_in_namespace: HashMap<&str, &Site<'_>> = HashMap::new();
+    for site in sites {
+        if let Some(first) = first_in_namespace.get(site.manager.namespace.as_str()) {
             diagnostics.push(
                 Diagnostic::error(format!(
                     "a second RolloutManager in namespace `{}`; the first is {}",
@@ -48,6 +47,7 @@ pub fn check_managers(sites: &[Site<'_>], diagnostics: &mut Diagnostics) {
             );
             continue;
         }
+        first_in_namespace.insert(&site.manager.namespace, site);
         if site.manager.namespace_scoped {
             continue;
         }

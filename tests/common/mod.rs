@@ -41,7 +41,10 @@ pub fn render_case(path: &Path) -> Result<String, String> {
 
 pub fn render_sources(sources: &[Source], options: &Options) -> Result<String, String> {
     match pipeline::render(&sources.to_vec().into(), options) {
-        Ok(rendered) => Ok(emit::stream(&rendered.documents, options.format)),
+        Ok(rendered) => Ok(emit::stream(
+            &rendered.documents().collect::<Vec<_>>(),
+            options.format,
+        )),
         Err(diagnostics) => Err(diagnostics
             .iter()
             .map(|d| format!("{d}\n"))
