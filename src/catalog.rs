@@ -160,34 +160,25 @@ pub fn rules_yaml(rules: &[Rule], indent: &str) -> String {
 mod tests {
     use super::*;
 
-    fn policy(rule: &Rule) -> PolicyRule {
-        let strings = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-        PolicyRule {
-            api_groups: Some(strings(rule.api_groups)),
-            resources: Some(strings(rule.resources)),
-            verbs: strings(rule.verbs),
-            ..PolicyRule::default()
-        }
-    }
-
     #[test]
     fn the_controller_rules_already_cover_services_get_but_not_routes() {
         let gateway = find("argoproj-labs/gatewayAPI", PluginKind::TrafficRouter).unwrap();
         let missing = missing_rules(gateway, &[]);
         assert_eq!(missing.len(), 1);
         assert_eq!(missing[0].api_groups, ["gateway.networking.k8s.io"]);
-        let given: Vec<PolicyRule> = gateway.rules.iter().map(policy).collect();
+        let given: Vec<PolicyRule> = gateway.rules.iter().map(Rule::to_policy_rule).collect();
         assert!(missing_rules(gateway, &given.iter().collect::<Vec<_>>()).is_empty());
     }
 
     #[test]
     fn wildcards_grant_everything_they_match() {
         let contour = find("argoproj-labs/contour", PluginKind::TrafficRouter).unwrap();
-        let star = policy(&Rule {
+        let star = Rule {
             api_groups: &["projectcontour.io"],
             resources: &["*"],
             verbs: &["*"],
-        });
+        }
+        .to_policy_rule();
         assert!(missing_rules(contour, &[&star]).is_empty());
         assert_eq!(missing_rules(contour, &[]).len(), 1);
     }

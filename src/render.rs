@@ -18,7 +18,7 @@ use k8s_openapi::api::networking::v1::{
     NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPort, NetworkPolicySpec,
 };
 use k8s_openapi::api::rbac::v1::{
-    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+    ClusterRole, ClusterRoleBinding, Role, RoleBinding, RoleRef, Subject,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -28,7 +28,7 @@ use sha2::{Digest, Sha256};
 
 use crate::emit;
 use crate::spec::{Manager, PluginKind};
-use crate::tables::{self, Rule};
+use crate::tables;
 
 type Labels = BTreeMap<String, String>;
 
@@ -96,23 +96,13 @@ fn metadata(manager: &Manager, name: &str, namespaced: bool) -> ObjectMeta {
     }
 }
 
-fn policy_rule(rule: &Rule) -> PolicyRule {
-    let strings = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
-    PolicyRule {
-        api_groups: Some(strings(rule.api_groups)),
-        resources: Some(strings(rule.resources)),
-        verbs: strings(rule.verbs),
-        ..PolicyRule::default()
-    }
-}
-
 /// The upstream rules as JSON, converted once: every controller role starts with them.
 fn upstream_rules() -> &'static [Json] {
     static RULES: OnceLock<Vec<Json>> = OnceLock::new();
     RULES.get_or_init(|| {
         tables::CONTROLLER_RULES
             .iter()
-            .map(|rule| to_json(&policy_rule(rule)))
+            .map(|rule| to_json(&rule.to_policy_rule()))
             .collect()
     })
 }
@@ -177,7 +167,7 @@ fn aggregate_roles(manager: &Manager) -> Vec<ClusterRole> {
                     annotations: non_empty(manager.annotations.clone()),
                     ..ObjectMeta::default()
                 },
-                rules: Some(vec![policy_rule(&role.rule)]),
+                rules: Some(vec![role.rule.to_policy_rule()]),
                 ..ClusterRole::default()
             }
         })

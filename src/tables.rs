@@ -2,6 +2,8 @@
 //! as the argo-rollouts-manager operator creates it (controllers/default.go, resources.go).
 //! Data only; [`mod@crate::render`] turns them into objects.
 
+use k8s_openapi::api::rbac::v1::PolicyRule;
+
 /// Name of the ServiceAccount, Role/ClusterRole, bindings, Deployment and container.
 pub const RESOURCE_NAME: &str = "argo-rollouts";
 pub const METRICS_SERVICE_NAME: &str = "argo-rollouts-metrics";
@@ -59,6 +61,19 @@ pub struct Rule {
     pub api_groups: &'static [&'static str],
     pub resources: &'static [&'static str],
     pub verbs: &'static [&'static str],
+}
+
+impl Rule {
+    /// The rule as the Kubernetes type.
+    pub fn to_policy_rule(&self) -> PolicyRule {
+        let strings = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        PolicyRule {
+            api_groups: Some(strings(self.api_groups)),
+            resources: Some(strings(self.resources)),
+            verbs: strings(self.verbs),
+            ..PolicyRule::default()
+        }
+    }
 }
 
 /// The controller's Role/ClusterRole rules, in the operator's order.
