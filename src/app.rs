@@ -32,7 +32,7 @@ impl Outcome {
     }
 
     /// Writes the output (rendered while it is written).
-    pub fn write_output(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    pub fn write_output(&self, out: &mut (impl std::io::Write + ?Sized)) -> std::io::Result<()> {
         match &self.output {
             Some((rendered, format)) => emit::write_stream(rendered.documents(), *format, out),
             None => Ok(()),

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::CommandFactory;
 use clap::Parser;
+use rollouts_render::Inputs;
 use rollouts_render::app::{self, INVALID_INPUT, USAGE_OR_IO};
 use rollouts_render::cli::{Cli, Command, ImportArgs, RenderArgs};
 use rollouts_render::diag::Diagnostics;
@@ -54,13 +55,10 @@ fn main() -> ExitCode {
 fn generate(dir: &Path) -> ExitCode {
     let env: BTreeMap<String, String> = std::env::vars().collect();
     let read_options = source::ReadOptions::default();
-    let mut inputs = match source::read(&[dir.to_path_buf()], &read_options) {
+    // Plain text for Argo CD, whatever the terminal.
+    let mut inputs = match read_inputs(&[dir.to_path_buf()], &read_options, false) {
         Ok(inputs) => inputs,
-        Err(ReadError::Io { path, source }) => return usage_error(&format!("{path}: {source}")),
-        Err(ReadError::Invalid(diagnostic)) => {
-            eprintln!("{diagnostic}");
-            return ExitCode::from(INVALID_INPUT);
-        }
+        Err(code) => return code,
     };
     // Name the directory as Argo CD users know it: its path in the repository.
     if let Some(path) = env.get("ARGOCD_APP_SOURCE_PATH").filter(|p| !p.is_empty()) {
@@ -76,13 +74,9 @@ fn run(args: &RenderArgs, write_output: bool) -> ExitCode {
         Ok(options) => options,
         Err(message) => return usage_error(&message),
     };
-    let inputs = match source::read(&args.paths, &args.read_options()) {
+    let inputs = match read_inputs(&args.paths, &args.read_options(), use_colour()) {
         Ok(inputs) => inputs,
-        Err(ReadError::Io { path, source }) => return usage_error(&format!("{path}: {source}")),
-        Err(ReadError::Invalid(diagnostic)) => {
-            eprintln!("{}", diagnostic.render(use_colour()));
-            return ExitCode::from(INVALID_INPUT);
-        }
+        Err(code) => return code,
     };
     let outcome = app::run(&inputs, &options, write_output);
     print_diagnostics(&outcome.diagnostics);
@@ -94,15 +88,23 @@ fn finish(outcome: &app::Outcome) -> ExitCode {
     if outcome.status != app::SUCCESS {
         return ExitCode::from(outcome.status);
     }
-    let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    match outcome
-        .write_output(&mut stdout)
-        .and_then(|()| stdout.flush())
-    {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(error) => usage_error(&format!("writing output: {error}")),
-    }
+    write_stdout_with(|out| outcome.write_output(out))
+}
+
+/// Reads the inputs; on failure reports it (an I/O error is a usage error, invalid bytes are
+/// invalid input) and gives the exit code.
+fn read_inputs(
+    paths: &[std::path::PathBuf],
+    options: &source::ReadOptions,
+    colour: bool,
+) -> Result<Inputs, ExitCode> {
+    source::read(paths, options).map_err(|error| match error {
+        ReadError::Io { path, source } => usage_error(&format!("{path}: {source}")),
+        ReadError::Invalid(diagnostic) => {
+            eprintln!("{}", diagnostic.render(colour));
+            ExitCode::from(INVALID_INPUT)
+        }
+    })
 }
 
 fn import(args: &ImportArgs) -> ExitCode {
@@ -110,13 +112,9 @@ fn import(args: &ImportArgs) -> ExitCode {
         recursive: args.recursive,
         ..source::ReadOptions::default()
     };
-    let inputs = match source::read(&args.paths, &read_options) {
+    let inputs = match read_inputs(&args.paths, &read_options, use_colour()) {
         Ok(inputs) => inputs,
-        Err(ReadError::Io { path, source }) => return usage_error(&format!("{path}: {source}")),
-        Err(ReadError::Invalid(diagnostic)) => {
-            eprintln!("{}", diagnostic.render(use_colour()));
-            return ExitCode::from(INVALID_INPUT);
-        }
+        Err(code) => return code,
     };
     match rollouts_render::import::import(&inputs, &args.name) {
         Ok(imported) => {
@@ -148,10 +146,14 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(USAGE_OR_IO)
 }
 
-/// Writes the whole output at once; a closed pipe (`| head`) ends the program quietly.
 fn write_stdout(bytes: &[u8]) -> ExitCode {
-    let mut stdout = io::stdout().lock();
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+    write_stdout_with(|out| out.write_all(bytes))
+}
+
+/// Writes to a buffered stdout; a closed pipe (`| head`) ends the program quietly.
+fn write_stdout_with(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> ExitCode {
+    let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    match write(&mut stdout).and_then(|()| stdout.flush()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(error) => usage_error(&format!("writing output: {error}")),

@@ -108,13 +108,12 @@ impl Node {
         }
     }
 
-    /// Where a diagnostic about `path` should point: the value itself when it is a scalar;
-    /// for a mapping or list (or a field that is missing from one), the key that introduces it,
-    /// since block collections only start on the next line.
-    pub fn locate(&self, path: &FieldPath) -> Pos {
+    /// Follows `segments` as far as they exist: the deepest node reached, the position of the
+    /// key that led to it (none after a list index), and whether the whole path exists.
+    fn follow(&self, segments: &[Segment]) -> (&Node, Option<Pos>, bool) {
         let mut node = self;
         let mut key_pos = None;
-        for segment in path.segments() {
+        for segment in segments {
             let next = match (segment, &node.value) {
                 (Segment::Key(key), Value::Map(_)) => {
                     node.entry(key).map(|e| (Some(e.key.pos), &e.value))
@@ -127,9 +126,17 @@ impl Node {
                     key_pos = key;
                     node = next;
                 }
-                None => break,
+                None => return (node, key_pos, false),
             }
         }
+        (node, key_pos, true)
+    }
+
+    /// Where a diagnostic about `path` should point: the value itself when it is a scalar;
+    /// for a mapping or list (or a field that is missing from one), the key that introduces it,
+    /// since block collections only start on the next line.
+    pub fn locate(&self, path: &FieldPath) -> Pos {
+        let (node, key_pos, _) = self.follow(path.segments());
         match node.value {
             Value::Scalar { .. } => node.pos,
             _ => key_pos.unwrap_or(node.pos),
@@ -139,23 +146,11 @@ impl Node {
     /// The position of the key named by the last segment of `path`, for diagnostics about a
     /// map key itself (a label name); falls back to [`Node::locate`].
     pub fn locate_key(&self, path: &FieldPath) -> Pos {
-        if let Some((Segment::Key(key), parent)) = path.segments().split_last() {
-            let parent_path = FieldPath::from_segments(parent);
-            let mut node = self;
-            for segment in parent_path.segments() {
-                let next = match (segment, &node.value) {
-                    (Segment::Key(k), Value::Map(_)) => node.get(k),
-                    (Segment::Index(i), Value::Seq(items)) => items.get(*i),
-                    _ => None,
-                };
-                match next {
-                    Some(next) => node = next,
-                    None => return self.locate(path),
-                }
-            }
-            if let Some(entry) = node.entry(key) {
-                return entry.key.pos;
-            }
+        if let Some((Segment::Key(key), parent)) = path.segments().split_last()
+            && let (node, _, true) = self.follow(parent)
+            && let Some(entry) = node.entry(key)
+        {
+            return entry.key.pos;
         }
         self.locate(path)
     }

@@ -222,12 +222,6 @@ pub fn marshals_plain(s: &str) -> bool {
     matches!(resolve(s), Plain::Str) && !is_base60_float(s)
 }
 
-/// Whether a YAML 1.1 reader and a YAML 1.2 reader agree that this plain scalar is the string
-/// itself (used by tests and to warn about ambiguous keys).
-pub fn is_plain_string(s: &str) -> bool {
-    marshals_plain(s)
-}
-
 /// Converts a passthrough document to JSON data exactly as Kubernetes would read it.
 pub fn to_json(document: &Document, diagnostics: &mut Diagnostics) -> Option<Json> {
     let mut converter = Converter {

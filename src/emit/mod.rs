@@ -28,7 +28,7 @@ fn yaml_options() -> serde_saphyr::SerializerOptions {
 pub fn write_stream(
     documents: impl IntoIterator<Item = Json>,
     format: Format,
-    out: &mut impl std::io::Write,
+    out: &mut (impl std::io::Write + ?Sized),
 ) -> std::io::Result<()> {
     let mut text = String::new();
     for (index, document) in documents.into_iter().enumerate() {
