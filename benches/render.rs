@@ -6,7 +6,7 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use rollouts_render::{Format, Inputs, Options, Source, app, emit};
+use rollouts_render::{Format, Inputs, Options, Source, commands as app, emit};
 use serde_json::{Value as Json, json};
 
 const EMPTY: &str = "apiVersion: argoproj.io/v1alpha1

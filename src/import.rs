@@ -9,11 +9,13 @@
 use serde_json::{Map, Value as Json, json};
 
 use crate::diag::{Diagnostic, Diagnostics, FieldPath};
+use crate::input::source::{Inputs, Source};
+use crate::input::yaml::{self, Document, Node};
+use crate::input::yaml11;
 use crate::options::Options;
-use crate::source::{Inputs, Source};
+use crate::render::tables;
 use crate::spec::PluginKind;
-use crate::yaml::{self, Document, Node};
-use crate::{model, pipeline, tables, yaml11};
+use crate::{model, pipeline};
 
 /// The key the operator once wrote metric plugins under; the controller never read it.
 pub const LEGACY_METRIC_KEY: &str = "metricPlugins";

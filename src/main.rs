@@ -1,5 +1,5 @@
 //! The `rollouts-render` binary: the command line, the one place that prints diagnostics, and
-//! exit codes (see [`rollouts_render::app`]).
+//! exit codes (see [`rollouts_render::commands`]).
 
 use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};
@@ -9,11 +9,12 @@ use std::process::ExitCode;
 use clap::CommandFactory;
 use clap::Parser;
 use rollouts_render::Inputs;
-use rollouts_render::app::{self, INVALID_INPUT, USAGE_OR_IO};
+use rollouts_render::cli::params;
 use rollouts_render::cli::{Cli, Command, ImportArgs, RenderArgs};
+use rollouts_render::commands::{self, INVALID_INPUT, USAGE_OR_IO};
 use rollouts_render::diag::Diagnostics;
-use rollouts_render::source::{self, ReadError};
-use rollouts_render::{Format, emit, params, schema};
+use rollouts_render::input::source::{self, ReadError};
+use rollouts_render::{Format, emit, schema};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -25,7 +26,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => run(&args, false),
         Command::Generate(args) => generate(&args.path),
         Command::Discover(args) => {
-            let found: String = app::discover(&args.path)
+            let found: String = commands::discover(&args.path)
                 .iter()
                 .map(|path| format!("{}\n", path.display()))
                 .collect();
@@ -64,8 +65,8 @@ fn generate(dir: &Path) -> ExitCode {
     if let Some(path) = env.get("ARGOCD_APP_SOURCE_PATH").filter(|p| !p.is_empty()) {
         inputs.names = vec![format!("the application directory `{path}`")];
     }
-    let outcome = app::generate(&inputs, &env);
-    eprint!("{}", app::cmp_stderr(&outcome.diagnostics));
+    let outcome = commands::generate(&inputs, &env);
+    eprint!("{}", commands::cmp_stderr(&outcome.diagnostics));
     finish(&outcome)
 }
 
@@ -78,14 +79,14 @@ fn run(args: &RenderArgs, write_output: bool) -> ExitCode {
         Ok(inputs) => inputs,
         Err(code) => return code,
     };
-    let outcome = app::run(&inputs, &options, write_output);
+    let outcome = commands::run(&inputs, &options, write_output);
     print_diagnostics(&outcome.diagnostics);
     finish(&outcome)
 }
 
 /// Writes the output of a successful run; a closed pipe (`| head`) ends the program quietly.
-fn finish(outcome: &app::Outcome) -> ExitCode {
-    if outcome.status != app::SUCCESS {
+fn finish(outcome: &commands::Outcome) -> ExitCode {
+    if outcome.status != commands::SUCCESS {
         return ExitCode::from(outcome.status);
     }
     write_stdout_with(|out| outcome.write_output(out))

@@ -1,23 +1,23 @@
 //! The whole transformation, as one pure function: sources in, documents out.
 //!
-//! input ([`crate::yaml`]) → model ([`crate::de`], [`crate::model`]) → validate
+//! input ([`crate::input::yaml`]) → model ([`crate::input::de`], [`crate::model`]) → validate
 //! ([`crate::validate`]) → render ([`mod@crate::render`]); the caller emits ([`crate::emit`]).
 //! Every document is read and checked before anything is rendered, and any error means no
 //! documents at all.
 
 use serde_json::Value as Json;
 
-use crate::de;
 use crate::diag::{Diagnostic, Diagnostics, FieldPath, closest};
+use crate::input::de;
+use crate::input::source::Inputs;
+use crate::input::yaml::{self, Document, Node, Value};
+use crate::input::yaml11;
 use crate::model::{self, RolloutManager};
 use crate::options::Options;
 use crate::render::{self, Extras};
-use crate::source::Inputs;
 use crate::spec::Manager;
 use crate::validate::stream::{self, Site};
 use crate::validate::{self, Checker};
-use crate::yaml::{self, Document, Node, Value};
-use crate::yaml11;
 
 /// The result of a successful run: what to write, and warnings.
 ///

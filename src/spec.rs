@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements, Toleration};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
-use crate::tables;
+use crate::render::tables;
 
 /// The three plugin lists of `argo-rollouts-config`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

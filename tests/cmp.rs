@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use rollouts_render::params::{self, PARAMS};
+use rollouts_render::cli::params::{self, PARAMS};
 use serde_json::Value as Json;
 
 const MANAGER: &str = "apiVersion: argoproj.io/v1alpha1
@@ -334,7 +334,7 @@ fn stderr_stays_short() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(
         stderr.matches("error:").count(),
-        rollouts_render::app::CMP_MAX_DIAGNOSTICS
+        rollouts_render::commands::CMP_MAX_DIAGNOSTICS
     );
     assert!(stderr.ends_with(
         "… and 30 more; run `rollouts-render validate` on the directory to see them all\n"

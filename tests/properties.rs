@@ -8,9 +8,10 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements};
 use proptest::prelude::*;
 use rollouts_render::diag::Diagnostics;
+use rollouts_render::input::{yaml, yaml11};
 use rollouts_render::render::{self, Extras};
 use rollouts_render::spec::{Manager, Plugin, Plugins};
-use rollouts_render::{Format, emit, yaml, yaml11};
+use rollouts_render::{Format, emit};
 use serde_json::Value as Json;
 
 fn plugin(name: &str, location: &str, sha256: &str) -> Plugin {

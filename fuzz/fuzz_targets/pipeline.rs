@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use rollouts_render::Options;
-use rollouts_render::app::{self, INVALID_INPUT, SUCCESS};
+use rollouts_render::commands::{self as app, INVALID_INPUT, SUCCESS};
 
 fuzz_target!(|data: &[u8]| {
     let options = Options {

@@ -11,8 +11,8 @@
 
 use std::fmt::Write;
 
+use crate::input::yaml11;
 use crate::spec::Plugin;
-use crate::yaml11;
 
 /// The ConfigMap value for one plugin list: `[]\n` when empty.
 pub fn plugin_list(plugins: &[Plugin]) -> String {
@@ -174,7 +174,7 @@ mod tests {
             ),
             plugin(
                 "argoproj-labs/openshift",
-                crate::tables::OPENSHIFT_PLUGIN_LOCATION,
+                crate::render::tables::OPENSHIFT_PLUGIN_LOCATION,
                 "",
             ),
         ]);

@@ -15,11 +15,11 @@ use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements, Toleration};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use crate::diag::{Diagnostic, FieldPath};
+use crate::input::yaml::Document;
 use crate::model::{self, RolloutManager};
 use crate::options::Options;
+use crate::render::tables;
 use crate::spec::Manager;
-use crate::tables;
-use crate::yaml::Document;
 
 /// Collects diagnostics about one document, locating each by its field path.
 pub struct Checker<'a> {

@@ -14,8 +14,8 @@ use super::{Checker, Hint};
 use crate::diag::FieldPath;
 use crate::model;
 use crate::options::Options;
+use crate::render::{catalog, tables};
 use crate::spec::{Plugin, PluginKind, Plugins};
-use crate::{catalog, tables};
 
 /// Validates and resolves the three plugin lists, sorted by name, with the OpenShift route
 /// plugin added when asked for.

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use crate::diag::{Diagnostic, Diagnostics, FieldPath};
+use crate::input::yaml::{Document, Node, Value};
 use crate::spec::{Manager, PluginKind};
-use crate::yaml::{Document, Node, Value};
 
 /// A rendered manager and the document it came from.
 pub struct Site<'a> {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use rollouts_render::cli::{Cli, Command};
-use rollouts_render::source::{self, Source};
+use rollouts_render::input::source::{self, Source};
 use rollouts_render::{Options, emit, pipeline};
 
 pub fn repo_path(relative: &str) -> PathBuf {
@@ -62,7 +62,7 @@ pub fn cases(dir: &str) -> Vec<PathBuf> {
 /// Reads a YAML stream as a YAML 1.2 editor does (the core schema: only `true`/`false` are
 /// booleans, no octal `0755`, no `1_000`), one JSON value per document.
 pub fn yaml12_documents(text: &str) -> Vec<serde_json::Value> {
-    use rollouts_render::yaml::{self, Node, Style, Value};
+    use rollouts_render::input::yaml::{self, Node, Style, Value};
     use serde_json::Value as Json;
 
     fn scalar(text: &str) -> Json {

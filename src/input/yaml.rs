@@ -1,8 +1,8 @@
 //! YAML input: a stream of documents composed into trees of located, uninterpreted nodes.
 //!
 //! Scalars keep their text and whether they were plain, so each consumer resolves them as it
-//! must: RolloutManager fields by their Rust type ([`crate::de`]), passthrough objects with
-//! the YAML 1.1 rules Kubernetes applies ([`crate::yaml11`]). Every node keeps its position,
+//! must: RolloutManager fields by their Rust type ([`crate::input::de`]), passthrough objects with
+//! the YAML 1.1 rules Kubernetes applies ([`crate::input::yaml11`]). Every node keeps its position,
 //! so any diagnostic can point at the offending value. Aliases are expanded here under a
 //! budget, merge keys (`<<`) are applied as Kubernetes' YAML reader does, and duplicate keys
 //! are reported.

@@ -11,7 +11,7 @@
 use serde_json::{Map, Number, Value as Json};
 
 use crate::diag::{Diagnostic, Diagnostics, FieldPath};
-use crate::yaml::{self, Document, Node, Style, Value};
+use crate::input::yaml::{self, Document, Node, Style, Value};
 
 /// What a plain scalar means to a YAML 1.1 reader.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -11,7 +11,7 @@ use serde_json::{Value as Json, json};
 
 use crate::diag::{Diagnostic, closest};
 use crate::options::Options;
-use crate::tables;
+use crate::render::tables;
 
 /// The value a parameter takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

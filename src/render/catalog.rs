@@ -7,8 +7,8 @@
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
+use crate::render::tables::{CONTROLLER_RULES, Rule};
 use crate::spec::PluginKind;
-use crate::tables::{CONTROLLER_RULES, Rule};
 
 #[derive(Clone, Copy, Debug)]
 pub struct KnownPlugin {

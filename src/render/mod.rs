@@ -26,9 +26,11 @@ use serde::Serialize;
 use serde_json::{Value as Json, json};
 use sha2::{Digest, Sha256};
 
+pub mod catalog;
+pub mod tables;
+
 use crate::emit;
 use crate::spec::{Manager, PluginKind};
-use crate::tables;
 
 type Labels = BTreeMap<String, String>;
 

@@ -2,9 +2,9 @@
 //! The binary prints an [`Outcome`]; tests and the fuzz target inspect it.
 
 use crate::diag::Diagnostics;
+use crate::input::source::{self, Inputs, ReadError};
 use crate::options::{Format, Options};
 use crate::pipeline::Rendered;
-use crate::source::{self, Inputs, ReadError};
 use crate::{emit, pipeline};
 
 /// Exit status: success, possibly with warnings.
@@ -86,7 +86,7 @@ pub const CMP_MAX_DIAGNOSTICS: usize = 20;
 /// The Argo CD plugin's `generate`: options from the plugin environment (`env`, the process
 /// environment passed in), the application directory already read into `inputs`.
 pub fn generate(inputs: &Inputs, env: &std::collections::BTreeMap<String, String>) -> Outcome {
-    let (options, parameter_diagnostics) = crate::params::options(env);
+    let (options, parameter_diagnostics) = crate::cli::params::options(env);
     let mut diagnostics = Diagnostics::default();
     diagnostics.extend(parameter_diagnostics);
     if diagnostics.has_errors() {

@@ -1,6 +1,6 @@
 //! Typed decoding of a YAML node tree, with located errors.
 //!
-//! A serde `Deserializer` over [`crate::yaml::Node`]: the Rust type is the schema. A plain
+//! A serde `Deserializer` over [`crate::input::yaml::Node`]: the Rust type is the schema. A plain
 //! `yes` read into a `String` field is the string `yes` (no "Norway problem"); read into a
 //! `bool` it is `true`, as Kubernetes would read it. Errors carry the position and field path of
 //! the node that caused them. Unknown fields are not fatal: every one in the document is
@@ -14,8 +14,8 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, Visitor};
 
 use crate::diag::{Diagnostic, FieldPath, Pos, closest};
-use crate::yaml::{self, Document, Node, Style, Value};
-use crate::yaml11::{self, Plain};
+use crate::input::yaml::{self, Document, Node, Style, Value};
+use crate::input::yaml11::{self, Plain};
 
 /// A decoding error: a message, and the node it is about once known.
 #[derive(Debug)]

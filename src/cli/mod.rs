@@ -2,11 +2,13 @@
 
 use std::path::PathBuf;
 
+pub mod params;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::input::source::{DEFAULT_MAX_INPUT_BYTES, ReadOptions};
 use crate::options::{Format, Options};
-use crate::source::{DEFAULT_MAX_INPUT_BYTES, ReadOptions};
-use crate::tables;
+use crate::render::tables;
 
 /// Render Argo Rollouts RolloutManager resources into plain Kubernetes manifests.
 #[derive(Debug, Parser)]
