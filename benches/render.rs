@@ -6,7 +6,8 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use rollouts_render::{Format, Inputs, Options, Source, commands as app, emit};
+use rollouts_render::commands::{self as app, render::run};
+use rollouts_render::{Format, Inputs, Options, Source, emit};
 use serde_json::{Value as Json, json};
 
 const EMPTY: &str = "apiVersion: argoproj.io/v1alpha1
@@ -47,7 +48,7 @@ fn stream(count: usize) -> String {
 /// Validates and renders, writing into memory: everything `render` does but the process.
 fn render(text: &str) -> usize {
     let inputs = Inputs::from(vec![Source::new("bench.yaml", text)]);
-    let outcome = app::run(&inputs, &Options::default(), true);
+    let outcome = run(&inputs, &Options::default(), true);
     assert_eq!(outcome.status, app::SUCCESS);
     let mut out = Vec::with_capacity(64 * 1024);
     outcome.write_output(&mut out).unwrap();

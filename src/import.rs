@@ -12,7 +12,7 @@ use crate::diag::{Diagnostic, Diagnostics, FieldPath};
 use crate::input::source::{Inputs, Source};
 use crate::input::yaml::{self, Document, Node};
 use crate::input::yaml11;
-use crate::options::Options;
+use crate::options::{Namespace, Options};
 use crate::render::tables;
 use crate::spec::PluginKind;
 use crate::{model, pipeline};
@@ -60,7 +60,7 @@ pub fn import(inputs: &Inputs, name: &str) -> Result<Imported, Diagnostics> {
     let text = crate::emit::stream(&managers, crate::Format::Yaml);
     let check = Inputs::from(vec![Source::new("<stdout>", text)]);
     let options = Options {
-        namespace: Some("default".to_owned()),
+        namespace: Some(Namespace::parse("default").expect("a valid namespace")),
         allow_empty: true,
         ..Options::default()
     };

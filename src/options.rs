@@ -1,5 +1,10 @@
-//! Resolved options of one run: what the command line (or the Argo CD plugin environment)
-//! asked for, already parsed and checked. The core reads options only from here.
+//! Resolved options of one run: what the command line (or the Argo CD plugin environment, see
+//! [`crate::cli::params`]) asked for, already parsed and checked by [`crate::cli`]. The stages
+//! read options only from here, as typed values.
+
+use std::fmt;
+
+use crate::validate::syntax;
 
 /// How the output is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -9,14 +14,97 @@ pub enum Format {
     Json,
 }
 
+/// A container image pull policy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PullPolicy {
+    Always,
+    #[default]
+    IfNotPresent,
+    Never,
+}
+
+impl PullPolicy {
+    pub const ALL: [PullPolicy; 3] = [Self::Always, Self::IfNotPresent, Self::Never];
+    /// The names of [`Self::ALL`], as the API server spells them.
+    pub const NAMES: [&'static str; 3] = [
+        Self::Always.as_str(),
+        Self::IfNotPresent.as_str(),
+        Self::Never.as_str(),
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Always => "Always",
+            Self::IfNotPresent => "IfNotPresent",
+            Self::Never => "Never",
+        }
+    }
+
+    /// The policies as a list for messages: `Always, IfNotPresent, Never`.
+    pub fn choices() -> String {
+        Self::NAMES.join(", ")
+    }
+
+    /// Reads a policy as the API server does (case-sensitively). The error says what `text` is
+    /// not, for "`text` is …" and "invalid value 'text': …" messages.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|policy| policy.as_str() == text)
+            .ok_or_else(|| format!("not an image pull policy (use {})", Self::choices()))
+    }
+}
+
+impl fmt::Display for PullPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A namespace name the API server accepts (`ValidateNamespaceName`: a DNS-1123 label).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Namespace(String);
+
+impl Namespace {
+    /// The error says what `text` is not (see [`PullPolicy::parse`]).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match syntax::dns1123_label(text) {
+            None => Ok(Self(text.to_owned())),
+            Some(problem) => Err(format!("not a valid namespace: it {problem}")),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A container image reference given as an option (`--rollouts-image`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageReference(String);
+
+impl ImageReference {
+    /// The error says what `text` is not (see [`PullPolicy::parse`]).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text.is_empty() || text.contains(char::is_whitespace) {
+            return Err("not an image reference: it must be non-empty, without spaces".into());
+        }
+        Ok(Self(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Namespace for RolloutManagers without `metadata.namespace`.
-    pub namespace: Option<String>,
+    pub namespace: Option<Namespace>,
     /// The operator's `ARGO_ROLLOUTS_IMAGE`: default controller image.
-    pub rollouts_image: Option<String>,
+    pub rollouts_image: Option<ImageReference>,
     /// The operator's `IMAGE_PULL_POLICY`: default pull policy.
-    pub image_pull_policy: Option<String>,
+    pub image_pull_policy: Option<PullPolicy>,
     /// Location of the OpenShift route plugin to add, if any.
     pub openshift_route_plugin: Option<String>,
     /// API versions of the target cluster (`group/version` or `group/version/Kind`).
@@ -63,6 +151,11 @@ impl Options {
                     .is_some_and(|kind| kind.starts_with('/'))
         })
     }
+
+    /// The pull policy for a manager that sets none.
+    pub fn default_pull_policy(&self) -> PullPolicy {
+        self.image_pull_policy.unwrap_or_default()
+    }
 }
 
 #[cfg(test)]
@@ -82,5 +175,23 @@ mod tests {
         assert!(options.has_api_version("apps/v1"));
         assert!(!options.has_api_version("monitoring.coreos.com/v1alpha1"));
         assert!(!options.has_api_version("apps/v"));
+    }
+
+    #[test]
+    fn pull_policies_are_read_case_sensitively() {
+        assert_eq!(PullPolicy::parse("Always"), Ok(PullPolicy::Always));
+        assert_eq!(
+            PullPolicy::parse("always"),
+            Err("not an image pull policy (use Always, IfNotPresent, Never)".into())
+        );
+        assert_eq!(PullPolicy::default(), PullPolicy::IfNotPresent);
+    }
+
+    #[test]
+    fn namespaces_are_dns_labels() {
+        assert!(Namespace::parse("argo-rollouts").is_ok());
+        for bad in ["", "Bad_NS!", "-a", &"a".repeat(64)] {
+            assert!(Namespace::parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -5,19 +5,20 @@
 //! Every document is read and checked before anything is rendered, and any error means no
 //! documents at all.
 
+use serde::Deserialize;
 use serde_json::Value as Json;
 
 use crate::diag::{Diagnostic, Diagnostics, FieldPath, closest};
 use crate::input::de;
+use crate::input::located::Located;
 use crate::input::source::Inputs;
 use crate::input::yaml::{self, Document, Node, Value};
 use crate::input::yaml11;
-use crate::model::{self, RolloutManager};
+use crate::model::{self, RolloutManager, uses};
 use crate::options::Options;
 use crate::render::{self, Extras};
 use crate::spec::Manager;
-use crate::validate::stream::{self, Site};
-use crate::validate::{self, Checker};
+use crate::validate::{self, Checked, Checker, stream};
 
 /// The result of a successful run: what to write, and warnings.
 ///
@@ -57,6 +58,12 @@ enum Item {
     Passthrough(Json),
 }
 
+/// A document of the input while it is checked.
+enum Checking<'a> {
+    Manager(Box<Checked>),
+    Passthrough(Json, &'a Document),
+}
+
 /// Kinds of the argoproj.io group that are not typos of RolloutManager.
 const ARGOPROJ_KINDS: [&str; 7] = [
     "Rollout",
@@ -83,25 +90,25 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
     let mut items = Vec::new();
     for document in &documents {
         if let Some(item) = classify(document, options, &mut diagnostics) {
-            items.push((item, document));
+            items.push(item);
         }
     }
 
-    let sites: Vec<Site<'_>> = items
+    let checked: Vec<&Checked> = items
         .iter()
-        .filter_map(|(item, document)| match item {
-            Item::Manager(manager) => Some(Site { manager, document }),
-            Item::Passthrough(_) => None,
+        .filter_map(|item| match item {
+            Checking::Manager(checked) => Some(&**checked),
+            Checking::Passthrough(..) => None,
         })
         .collect();
-    stream::check_managers(&sites, &mut diagnostics);
-    let references: Vec<_> = items
-        .iter()
-        .filter(|(item, _)| matches!(item, Item::Passthrough(_)))
-        .flat_map(|(_, document)| stream::references(document))
-        .collect();
-    let managers: Vec<&Manager> = sites.iter().map(|site| site.manager).collect();
-    stream::check_references(&managers, &references, &mut diagnostics);
+    stream::check_managers(&checked, &mut diagnostics);
+    let managers: Vec<&Manager> = checked.iter().map(|c| &c.manager).collect();
+    for item in &items {
+        if let Checking::Passthrough(_, document) = item {
+            let uses = uses::plugin_uses(document);
+            stream::check_uses(&managers, &document.source, &uses, &mut diagnostics);
+        }
+    }
 
     if managers.is_empty() && !options.allow_empty && !diagnostics.has_errors() {
         diagnostics.push(
@@ -123,7 +130,13 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
     }
 
     Ok(Rendered {
-        items: items.into_iter().map(|(item, _)| item).collect(),
+        items: items
+            .into_iter()
+            .map(|item| match item {
+                Checking::Manager(checked) => Item::Manager(Box::new(checked.manager)),
+                Checking::Passthrough(object, _) => Item::Passthrough(object),
+            })
+            .collect(),
         service_monitor: options.has_api_version("monitoring.coreos.com/v1"),
         aggregate_roles: options.aggregate_roles,
         warnings: diagnostics,
@@ -151,8 +164,20 @@ fn list_items(document: Document) -> Vec<Document> {
     }
 }
 
+/// `apiVersion` and `kind`, as far as they are strings.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TypeMeta {
+    api_version: Option<Located<String>>,
+    kind: Option<Located<String>>,
+}
+
 /// Reads `apiVersion` and `kind` of a document and handles it accordingly.
-fn classify(document: &Document, options: &Options, diagnostics: &mut Diagnostics) -> Option<Item> {
+fn classify<'a>(
+    document: &'a Document,
+    options: &Options,
+    diagnostics: &mut Diagnostics,
+) -> Option<Checking<'a>> {
     let root = &document.root;
     if !matches!(root.value, Value::Map(_)) {
         diagnostics.push(
@@ -164,12 +189,13 @@ fn classify(document: &Document, options: &Options, diagnostics: &mut Diagnostic
         );
         return None;
     }
-    let field = |name: &str| {
-        root.get(name)
-            .and_then(Node::scalar)
-            .filter(|s| !s.is_empty())
+    let meta = de::decode_lenient::<TypeMeta>(document, root);
+    let field = |field: fn(&TypeMeta) -> &Option<Located<String>>| {
+        meta.as_ref()
+            .and_then(|meta| field(meta).as_ref())
+            .filter(|value| !value.is_empty())
     };
-    let (Some(api_version), Some(kind)) = (field("apiVersion"), field("kind")) else {
+    let (Some(api_version), Some(kind)) = (field(|m| &m.api_version), field(|m| &m.kind)) else {
         diagnostics.push(
             Diagnostic::error("not a Kubernetes object: `apiVersion` and `kind` are required")
                 .at(document.location(root.pos)),
@@ -177,23 +203,24 @@ fn classify(document: &Document, options: &Options, diagnostics: &mut Diagnostic
         return None;
     };
 
-    let is_manager = kind == model::KIND && api_version == model::API_VERSION;
+    let is_manager = kind.as_str() == model::KIND && api_version.as_str() == model::API_VERSION;
     if !is_manager {
         if let Some(problem) = misnamed_manager(api_version, kind) {
-            let path = FieldPath::root().key(problem.field);
             diagnostics.push(
                 Diagnostic::error(problem.message)
-                    .at(document.location(root.locate(&path)))
-                    .path(path)
+                    .at(document.location(problem.at.site.pos))
+                    .path(problem.at.site.path.clone())
                     .hint(problem.hint),
             );
             return None;
         }
-        return yaml11::to_json(document, diagnostics).map(Item::Passthrough);
+        return yaml11::to_json(document, diagnostics)
+            .map(|json| Checking::Passthrough(json, document));
     }
 
     let mut found = Vec::new();
-    let decoded = de::decode::<RolloutManager>(document, root, FieldPath::root(), &mut found);
+    let decoded =
+        de::decode::<Located<RolloutManager>>(document, root, FieldPath::root(), &mut found);
     diagnostics.extend(found);
     let raw = match decoded {
         Ok(raw) => raw,
@@ -202,41 +229,156 @@ fn classify(document: &Document, options: &Options, diagnostics: &mut Diagnostic
             return None;
         }
     };
-    let mut checker = Checker::new(document);
-    let manager = validate::manager(&mut checker, raw, options);
+    let mut checker = Checker::new(document.source.clone());
+    let checked = validate::manager(&mut checker, raw, options);
     diagnostics.extend(checker.diagnostics);
-    manager.map(|manager| Item::Manager(Box::new(manager)))
+    checked.map(|checked| Checking::Manager(Box::new(checked)))
 }
 
-struct Misnamed {
-    field: &'static str,
+struct Misnamed<'a> {
+    at: &'a Located<String>,
     message: String,
     hint: String,
 }
 
 /// A RolloutManager with the wrong apiVersion, or an argoproj.io kind that looks like a typo
 /// of RolloutManager, would otherwise pass through silently and never be rendered.
-fn misnamed_manager(api_version: &str, kind: &str) -> Option<Misnamed> {
-    if kind == model::KIND {
+fn misnamed_manager<'a>(
+    api_version: &'a Located<String>,
+    kind: &'a Located<String>,
+) -> Option<Misnamed<'a>> {
+    if kind.as_str() == model::KIND {
         return Some(Misnamed {
-            field: "apiVersion",
+            at: api_version,
             message: format!(
-                "RolloutManager is served as `{}`, not `{api_version}`",
-                model::API_VERSION
+                "RolloutManager is served as `{}`, not `{}`",
+                model::API_VERSION,
+                api_version.inner
             ),
             hint: format!("write `apiVersion: {}`", model::API_VERSION),
         });
     }
     let group = api_version.split('/').next().unwrap_or_default();
     if group == "argoproj.io"
-        && !ARGOPROJ_KINDS.contains(&kind)
+        && !ARGOPROJ_KINDS.contains(&kind.as_str())
         && closest(kind, [model::KIND]).is_some()
     {
         return Some(Misnamed {
-            field: "kind",
-            message: format!("unknown kind `{kind}` in argoproj.io"),
+            at: kind,
+            message: format!("unknown kind `{}` in argoproj.io", kind.inner),
             hint: format!("did you mean `{}`?", model::KIND),
         });
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::cli::Cli;
+    use crate::diag::{Pos, Segment};
+    use crate::input::source::Source;
+    use clap::Parser;
+
+    /// The options of a testdata file's `# args:` line.
+    fn case_options(text: &str) -> Options {
+        let mut argv = vec!["rollouts-render".to_owned(), "render".to_owned()];
+        if let Some(args) = text.lines().next().and_then(|l| l.strip_prefix("# args:")) {
+            argv.extend(args.split_whitespace().map(str::to_owned));
+        }
+        match Cli::try_parse_from(argv).expect("valid args").command {
+            crate::cli::Command::Render(args) => args.options.options(),
+            _ => unreachable!("render was parsed"),
+        }
+    }
+
+    /// The node a path leads to, walked independently of the decoder: its own position and,
+    /// when it is the value of a mapping key, the key's.
+    fn walk<'a>(root: &'a Node, segments: &[Segment]) -> Option<(&'a Node, Option<Pos>)> {
+        let mut node = root;
+        let mut key = None;
+        for segment in segments {
+            (node, key) = match (segment, &node.value) {
+                (Segment::Key(name), Value::Map(entries)) => entries
+                    .iter()
+                    .find(|entry| entry.key.scalar() == Some(name))
+                    .map(|entry| (&entry.value, Some(entry.key.pos)))?,
+                (Segment::Index(index), Value::Seq(items)) => (items.get(*index)?, None),
+                _ => return None,
+            };
+        }
+        Some((node, key))
+    }
+
+    /// Every diagnostic with a field path points at the node that path names in its document:
+    /// a scalar value itself, the key that introduces a mapping or list (or a list item's own
+    /// first token), or, for diagnostics about a key, the key. A path that names no node, or a
+    /// position elsewhere (a parent's, say), fails.
+    #[test]
+    fn every_diagnostic_points_at_the_value_its_path_names() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut checked = 0;
+        for dir in ["testdata", "testdata/invalid"] {
+            let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+                .collect();
+            files.sort();
+            for file in files {
+                let text = std::fs::read_to_string(&file).unwrap();
+                let name = format!("{dir}/{}", file.file_name().unwrap().to_string_lossy());
+                let inputs = Inputs::from(vec![Source::new(&name, text.clone())]);
+                let diagnostics = match render(&inputs, &case_options(&text)) {
+                    Ok(rendered) => rendered.warnings,
+                    Err(diagnostics) => diagnostics,
+                };
+                let mut ignored = Diagnostics::default();
+                let Ok(documents) = yaml::parse(&Arc::from(name.as_str()), &text, &mut ignored)
+                else {
+                    continue;
+                };
+                for diagnostic in diagnostics.iter() {
+                    let Some(pos) = diagnostic.location.as_ref().and_then(|l| l.pos) else {
+                        continue;
+                    };
+                    if diagnostic.path.is_root() {
+                        continue;
+                    }
+                    // The document the diagnostic is in: the last one starting before it.
+                    let document = documents
+                        .iter()
+                        .rev()
+                        .find(|d| d.root.pos <= pos)
+                        .expect("a document before the diagnostic");
+                    let Some((node, key)) = walk(&document.root, diagnostic.path.segments()) else {
+                        panic!("{name}: `{}` names no node: {diagnostic}", diagnostic.path);
+                    };
+                    let value = match node.value {
+                        Value::Scalar { .. } => node.pos,
+                        _ => key.unwrap_or(node.pos),
+                    };
+                    // A key that cannot be named (a list as a key) is pointed at itself.
+                    let one_of_its_keys = match &node.value {
+                        Value::Map(entries) => entries.iter().any(|e| e.key.pos == pos),
+                        _ => false,
+                    };
+                    assert!(
+                        pos == value || Some(pos) == key || one_of_its_keys,
+                        "{name}: points at {}:{}, but `{}` is at {}:{}: {diagnostic}",
+                        pos.line,
+                        pos.col,
+                        diagnostic.path,
+                        value.line,
+                        value.col
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 60, "only {checked} diagnostics checked");
+    }
 }

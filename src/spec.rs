@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements, Toleration};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
+use crate::options::PullPolicy;
 use crate::render::tables;
 
 /// The three plugin lists of `argo-rollouts-config`.
@@ -103,7 +104,7 @@ pub struct Manager {
     pub namespace_scoped: bool,
     pub high_availability: bool,
     pub image: String,
-    pub image_pull_policy: String,
+    pub image_pull_policy: PullPolicy,
     /// Controller arguments: the renderer's own, then `extraCommandArgs`.
     pub args: Vec<String>,
     /// Sorted by name, one entry per name (the last one written wins).

@@ -85,7 +85,10 @@ fn input_without_a_rollout_manager_is_an_error_unless_allowed() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("no RolloutManager found in <stdin>"));
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "error: no RolloutManager found in <stdin>\n  hint: an empty render would make Argo CD prune the installation; pass --allow-empty if that is really meant\n"
+    );
 
     let output = rollouts_render()
         .args(["render", "--allow-empty"])
@@ -103,25 +106,62 @@ fn usage_and_io_errors_exit_2() {
         .output()
         .unwrap();
     assert_eq!(unknown_flag.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(unknown_flag.stderr).unwrap(),
+        "error: unexpected argument '--no-such-flag' found\n\n  tip: to pass '--no-such-flag' as a value, use '-- --no-such-flag'\n\nUsage: rollouts-render render [OPTIONS] [PATH]...\n\nFor more information, try '--help'.\n"
+    );
     let missing_file = rollouts_render()
         .args(["render", "does/not/exist.yaml"])
         .output()
         .unwrap();
     assert_eq!(missing_file.status.code(), Some(2));
     assert!(missing_file.stdout.is_empty());
-    assert!(
-        String::from_utf8_lossy(&missing_file.stderr).starts_with("error: does/not/exist.yaml: ")
+    assert_eq!(
+        String::from_utf8(missing_file.stderr).unwrap(),
+        "error: does/not/exist.yaml: No such file or directory (os error 2)\n"
     );
-    let bad_policy = rollouts_render()
-        .args([
-            "render",
-            "--image-pull-policy",
-            "Sometimes",
-            &case("minimal.yaml"),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(bad_policy.status.code(), Some(2));
+}
+
+/// Every option value is checked where it is parsed, before any input is read: the message
+/// names the option and says what is wrong with the value.
+#[test]
+fn bad_option_values_are_usage_errors() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--namespace", "Bad_NS!"],
+            "invalid value 'Bad_NS!' for '--namespace <NS>': not a valid namespace: it must consist of lower case letters, digits or '-', and start and end with a letter or digit",
+        ),
+        (
+            &["-n", ""],
+            "invalid value '' for '--namespace <NS>': not a valid namespace: it must not be empty",
+        ),
+        (
+            &["--image-pull-policy", "Sometimes"],
+            "invalid value 'Sometimes' for '--image-pull-policy <POLICY>': not an image pull policy (use Always, IfNotPresent, Never)",
+        ),
+        (
+            &["--rollouts-image", ""],
+            "invalid value '' for '--rollouts-image <IMAGE>': not an image reference: it must be non-empty, without spaces",
+        ),
+        (
+            &["--strict=yes"],
+            "invalid value 'yes' for '--strict[=<BOOL>]': expects `true` or `false`",
+        ),
+    ];
+    for (args, message) in cases {
+        let output = rollouts_render()
+            .arg("render")
+            .args(*args)
+            .arg(case("minimal.yaml"))
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(output.stdout.is_empty());
+        assert_eq!(
+            String::from_utf8(output.stderr).unwrap(),
+            format!("error: {message}\n\nFor more information, try '--help'.\n")
+        );
+    }
 }
 
 #[test]
@@ -259,4 +299,40 @@ items:
     );
     let expected = common::render_case(&common::repo_path("testdata/minimal.yaml")).unwrap();
     assert_eq!(String::from_utf8(output.stdout).unwrap(), expected);
+}
+
+/// A stderr nobody reads any more (`2>&1 | head -0`, a closed log pipe) must not turn an
+/// error into a crash: every error path still exits with its documented status.
+#[test]
+fn a_closed_stderr_keeps_the_exit_status() {
+    use std::process::{Command as Process, Stdio};
+    let dir = std::env::temp_dir().join(format!("rollouts-render-closed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("rm.yaml"), NO_NAMESPACE).unwrap();
+    let invalid = dir.join("rm.yaml").display().to_string();
+    let dir_name = dir.display().to_string();
+    let cases: &[(&[&str], i32)] = &[
+        (&["render", "does/not/exist.yaml"], 2),
+        (&["render", &invalid], 1),
+        (&["render", "--namespace", "Bad_NS!", &invalid], 2),
+        (&["validate", &invalid], 1),
+        (&["generate", "--path", "does/not/exist"], 2),
+        (&["generate", "--path", &dir_name], 1),
+        (&["import", "does/not/exist.yaml"], 2),
+        (&["import", &invalid], 1),
+    ];
+    for (args, expected) in cases {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let status = Process::new(assert_cmd::cargo::cargo_bin("rollouts-render"))
+            .args(*args)
+            .env_remove("ARGOCD_APP_NAMESPACE")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(writer)
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(*expected), "{args:?}: {status}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

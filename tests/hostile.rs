@@ -19,15 +19,13 @@ fn render_stdin(input: impl Into<Vec<u8>>) -> Output {
         .unwrap()
 }
 
+/// Refused with exactly this stderr (every message names `<stdin>` and a position), exit
+/// status 1 and nothing on stdout.
 fn assert_rejected(output: &Output, expected: &str) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(output.stdout.is_empty());
-    assert!(
-        stderr.contains(expected),
-        "expected {expected:?} in:\n{stderr}"
-    );
-    assert!(stderr.starts_with("<stdin>:"), "not located:\n{stderr}");
+    assert_eq!(stderr, expected);
 }
 
 const HEADER: &str = "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\nmetadata:\n  name: r\n  namespace: n\n";
@@ -40,11 +38,17 @@ fn temp_dir(name: &str) -> PathBuf {
 
 #[test]
 fn deep_nesting() {
-    assert_rejected(&render_stdin("[".repeat(100_000)), "invalid YAML");
+    assert_rejected(
+        &render_stdin("[".repeat(100_000)),
+        "<stdin>:1:201: error: invalid YAML: recursion limit exceeded\n",
+    );
     let block: String = (0..100_000)
         .map(|i| format!("{}k:\n", " ".repeat(i % 300)))
         .collect();
-    assert_rejected(&render_stdin(block), "invalid YAML");
+    assert_rejected(
+        &render_stdin(block),
+        "<stdin>:201:201: error: invalid YAML: recursion limit exceeded\n",
+    );
 }
 
 #[test]
@@ -59,7 +63,10 @@ fn alias_bomb() {
             vec![format!("*a{}", i - 1); 10].join(", ")
         ));
     }
-    assert_rejected(&render_stdin(input), "alias bomb");
+    assert_rejected(
+        &render_stdin(input),
+        "<stdin>:12:49: error: aliases expand to more than 1000000 nodes; refusing to read further\n  hint: this looks like an alias bomb; write the values out instead of nesting aliases\n",
+    );
 }
 
 #[test]
@@ -79,9 +86,12 @@ fn a_huge_document_hits_the_input_cap() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
-    assert!(
-        String::from_utf8_lossy(&output.stderr)
-            .contains("larger than the limit of --max-input-bytes")
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        format!(
+            "{}: error: the input is larger than the limit of --max-input-bytes\n  hint: split the input, or raise the limit with `--max-input-bytes`\n",
+            path.display()
+        )
     );
 }
 
@@ -89,15 +99,15 @@ fn a_huge_document_hits_the_input_cap() {
 fn bytes_that_are_not_yaml_text() {
     assert_rejected(
         &render_stdin(b"apiVersion: v1\nkind: \xc3\x28\n".to_vec()),
-        "not valid UTF-8",
+        "<stdin>:2:7: error: the input is not valid UTF-8\n  hint: save the file as UTF-8\n",
     );
     assert_rejected(
         &render_stdin(b"apiVersion: v1\nkind: a\0b\n".to_vec()),
-        "invalid YAML",
+        "<stdin>:2:8: error: invalid YAML: unexpected character: `\\u{0}'\n",
     );
     assert_rejected(
         &render_stdin("apiVersion: v1\nkind: X\nmetadata:\n\tname: x\n"),
-        "invalid YAML",
+        "<stdin>:4:2: error: invalid YAML: tabs disallowed within this context (block indentation)\n",
     );
 }
 
@@ -105,20 +115,23 @@ fn bytes_that_are_not_yaml_text() {
 fn shapes_that_are_not_objects() {
     assert_rejected(
         &render_stdin(r#"[{"apiVersion": "v1", "kind": "Namespace"}]"#),
-        "found a list",
+        "<stdin>:1:1: error: expected a Kubernetes object (a mapping with `apiVersion` and `kind`), found a list\n",
     );
-    assert_rejected(&render_stdin("just a string\n"), "found a scalar");
+    assert_rejected(
+        &render_stdin("just a string\n"),
+        "<stdin>:1:1: error: expected a Kubernetes object (a mapping with `apiVersion` and `kind`), found a scalar\n",
+    );
     assert_rejected(
         &render_stdin(format!("{HEADER}  ? [a, b]\n  : c\n")),
-        "mapping keys must be strings",
+        "<stdin>:6:5: error: metadata: mapping keys must be strings, found a list\n",
     );
     assert_rejected(
         &render_stdin(format!("{HEADER}spec: !!binary aGVsbG8=\n")),
-        "unsupported YAML tag",
+        "<stdin>:6:16: error: spec: unsupported YAML tag `!!binary`\n",
     );
     assert_rejected(
         &render_stdin("apiVersion: v1\nkind: ConfigMap\nmetadata: !custom {name: x}\n"),
-        "unsupported YAML tag",
+        "<stdin>:3:19: error: metadata: unsupported YAML tag `!custom`\n",
     );
 }
 
@@ -135,6 +148,13 @@ fn unreadable_inputs_are_io_errors() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        format!(
+            "error: {}: No such file or directory (os error 2)\n",
+            dir.join("dangling.yaml").display()
+        )
+    );
 }
 
 #[test]
@@ -147,10 +167,12 @@ fn an_empty_directory_is_named_in_the_error() {
         .unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert!(
-        stderr.contains(&format!("no RolloutManager found in {}", dir.display())),
-        "{stderr}"
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        format!(
+            "error: no RolloutManager found in {}\n  hint: an empty render would make Argo CD prune the installation; pass --allow-empty if that is really meant\n",
+            dir.display()
+        )
     );
 }
 
@@ -225,8 +247,9 @@ fn apply(text: &str, mutation: &Mutation) -> String {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
-    /// Whatever the mutation, the pipeline either renders (and what it renders parses back) or
-    /// reports at least one error; it never panics, and an error never comes with output.
+    /// Whatever the mutation, the pipeline never panics, and gives the same answer twice: it
+    /// renders (and what it renders parses back), or every error it reports says where in the
+    /// file it is (only "no RolloutManager" is about the input as a whole).
     #[test]
     fn mutated_valid_files_never_panic(
         case in prop::sample::select(common::cases("testdata")),
@@ -236,17 +259,37 @@ proptest! {
         for m in &mutations {
             text = apply(&text, m);
         }
-        let options = Options { namespace: Some("fallback".into()), ..Options::default() };
+        let options = Options { namespace: rollouts_render::options::Namespace::parse("fallback").ok(), ..Options::default() };
         let inputs = vec![Source::new("mutated.yaml", text)].into();
-        match pipeline::render(&inputs, &options) {
+        let first = pipeline::render(&inputs, &options);
+        match &first {
             Ok(rendered) => {
-                prop_assert!(!rendered.warnings.has_errors());
                 let documents: Vec<_> = rendered.documents().collect();
                 let out = rollouts_render::emit::stream(&documents, options.format);
                 let back: Result<Vec<serde_json::Value>, _> = serde_saphyr::from_multiple(&out);
                 prop_assert!(back.is_ok(), "output does not parse back:\n{out}");
             }
-            Err(diagnostics) => prop_assert!(diagnostics.has_errors()),
+            Err(diagnostics) => {
+                for error in diagnostics.iter().filter(|d| d.is_error()) {
+                    let located = error
+                        .location
+                        .as_ref()
+                        .is_some_and(|l| &*l.source == "mutated.yaml" && l.pos.is_some());
+                    prop_assert!(
+                        located || error.message.starts_with("no RolloutManager found in"),
+                        "an error without a position: {error}"
+                    );
+                }
+            }
+        }
+        let second = pipeline::render(&inputs, &options);
+        match (&first, &second) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(
+                a.documents().collect::<Vec<_>>(),
+                b.documents().collect::<Vec<_>>()
+            ),
+            (Err(a), Err(b)) => prop_assert_eq!(a, b),
+            _ => prop_assert!(false, "two runs disagree on success"),
         }
     }
 }

@@ -1,6 +1,14 @@
-//! Snapshot tests: every `testdata/*.yaml` renders to exactly `snapshots/render@<file>.snap`.
+//! Snapshot tests: every `testdata/*.yaml`, rendered by the binary as a user runs it
+//! (`rollouts-render render <# args: line> testdata/<file>`), gives exactly
+//! `snapshots/render@<file>.snap`: the exit status and stderr as comment lines, then stdout.
+//! The comments keep the snapshot's body a manifest stream for `conformance/`.
 
 mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use assert_cmd::Command;
 
 fn settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
@@ -9,13 +17,41 @@ fn settings() -> insta::Settings {
     settings
 }
 
+fn rendered(path: &Path) -> Output {
+    let text = std::fs::read_to_string(path).unwrap();
+    let relative = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap();
+    Command::cargo_bin("rollouts-render")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("render")
+        .args(common::case_args(&text))
+        .arg(relative)
+        .output()
+        .unwrap()
+}
+
+/// What a user sees: the exit status, stderr and stdout.
+fn seen(output: &Output) -> String {
+    let mut text = format!("# exit status: {}\n", output.status.code().unwrap());
+    let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+    if stderr.is_empty() {
+        text.push_str("# stderr: (empty)\n");
+    } else {
+        text.push_str("# stderr:\n");
+        for line in stderr.lines() {
+            text.push_str(&format!("# | {line}\n"));
+        }
+    }
+    text + &String::from_utf8(output.stdout.clone()).unwrap()
+}
+
 #[test]
 fn render() {
     settings().bind(|| {
         insta::glob!("../testdata", "*.yaml", |path| {
-            let output = common::render_case(path)
-                .unwrap_or_else(|errors| panic!("{} does not render:\n{errors}", path.display()));
-            insta::assert_snapshot!(output);
+            let output = rendered(path);
+            assert_eq!(output.status.code(), Some(0), "{}", path.display());
+            insta::assert_snapshot!(seen(&output));
         });
     });
 }
@@ -23,24 +59,21 @@ fn render() {
 #[test]
 fn the_same_input_gives_the_same_bytes() {
     for path in common::cases("testdata") {
-        assert_eq!(
-            common::render_case(&path),
-            common::render_case(&path),
-            "{}",
-            path.display()
-        );
+        assert_eq!(rendered(&path), rendered(&path), "{}", path.display());
     }
 }
 
 fn checksum(case: &str) -> String {
-    let output = common::render_case(&common::repo_path(case)).expect("renders");
-    let line = output
+    let output = rendered(&common::repo_path(case));
+    let line = String::from_utf8(output.stdout)
+        .unwrap()
         .lines()
         .find(|line| {
             line.trim_start()
                 .starts_with("checksum/argo-rollouts-config:")
         })
-        .expect("checksum annotation");
+        .expect("checksum annotation")
+        .to_owned();
     line.rsplit(' ').next().unwrap().to_owned()
 }
 

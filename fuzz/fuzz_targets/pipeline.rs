@@ -5,15 +5,16 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rollouts_render::Options;
-use rollouts_render::commands::{self as app, INVALID_INPUT, SUCCESS};
+use rollouts_render::options::{Namespace, Options};
+use rollouts_render::commands::render::run_bytes;
+use rollouts_render::commands::{INVALID_INPUT, SUCCESS};
 
 fuzz_target!(|data: &[u8]| {
     let options = Options {
-        namespace: Some("fuzz".into()),
+        namespace: Some(Namespace::parse("fuzz").expect("a valid namespace")),
         ..Options::default()
     };
-    let outcome = app::run_bytes(data, &options);
+    let outcome = run_bytes(data, &options);
     match outcome.status {
         INVALID_INPUT => {
             assert!(outcome.output.is_none());
@@ -23,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
             let stdout = outcome.stdout();
             let parsed: Result<Vec<serde_json::Value>, _> = serde_saphyr::from_multiple(&stdout);
             assert!(parsed.is_ok(), "output does not parse back");
-            assert_eq!(app::run_bytes(data, &options).stdout(), stdout);
+            assert_eq!(run_bytes(data, &options).stdout(), stdout);
         }
         other => panic!("unexpected exit status {other}"),
     }

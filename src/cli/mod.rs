@@ -1,13 +1,19 @@
-//! The command line: raw flags as clap parses them, and their resolution into [`Options`].
-
-use std::path::PathBuf;
+//! The command line, and the one place where text becomes [`Options`].
+//!
+//! [`OptionArgs`] declares every option of a run with the parser of its value, so a bad value is
+//! refused by clap before anything is read. The Argo CD plugin's parameters and env entries do
+//! not have a parser of their own: [`params`] turns them into arguments for this same
+//! [`OptionArgs`] (as ripgrep turns its config file into arguments), so an option means the
+//! same, and is checked the same, wherever it comes from.
 
 pub mod params;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 use crate::input::source::{DEFAULT_MAX_INPUT_BYTES, ReadOptions};
-use crate::options::{Format, Options};
+use crate::options::{Format, ImageReference, Namespace, Options, PullPolicy};
 use crate::render::tables;
 
 /// Render Argo Rollouts RolloutManager resources into plain Kubernetes manifests.
@@ -65,37 +71,20 @@ pub struct ImportArgs {
     pub recursive: bool,
 }
 
+impl ImportArgs {
+    pub fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            recursive: self.recursive,
+            ..ReadOptions::default()
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct DirArgs {
     /// The application directory.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub path: PathBuf,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum OutputFormat {
-    Yaml,
-    Json,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum PullPolicy {
-    #[value(name = "Always")]
-    Always,
-    #[value(name = "IfNotPresent")]
-    IfNotPresent,
-    #[value(name = "Never")]
-    Never,
-}
-
-impl PullPolicy {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Always => "Always",
-            Self::IfNotPresent => "IfNotPresent",
-            Self::Never => "Never",
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -104,55 +93,8 @@ pub struct RenderArgs {
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
-    /// Output format: a YAML stream, or a stream of pretty JSON objects.
-    #[arg(short, long, value_enum, default_value_t = OutputFormat::Yaml)]
-    pub output: OutputFormat,
-
-    /// Namespace for RolloutManagers without `metadata.namespace`.
-    #[arg(short, long, value_name = "NS")]
-    pub namespace: Option<String>,
-
-    /// Treat warnings as errors.
-    #[arg(long)]
-    pub strict: bool,
-
-    /// Require a sha256 on every http(s) plugin.
-    #[arg(long)]
-    pub require_sha256: bool,
-
-    /// Every plugin location must start with one of these prefixes (repeatable).
-    #[arg(long, value_name = "PREFIX")]
-    pub allow_plugin_location: Vec<String>,
-
-    /// Controller image when the spec sets none (the operator's ARGO_ROLLOUTS_IMAGE).
-    #[arg(long, value_name = "IMAGE")]
-    pub rollouts_image: Option<String>,
-
-    /// Image pull policy when the spec sets none (the operator's IMAGE_PULL_POLICY).
-    #[arg(long, value_enum, value_name = "POLICY")]
-    pub image_pull_policy: Option<PullPolicy>,
-
-    /// Add the OpenShift route traffic plugin, as the operator always does.
-    #[arg(
-        long,
-        value_name = "LOCATION",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = tables::OPENSHIFT_PLUGIN_LOCATION
-    )]
-    pub openshift_route_plugin: Option<String>,
-
-    /// API versions of the target cluster, comma-separated (like Argo CD's KUBE_API_VERSIONS).
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub api_versions: Vec<String>,
-
-    /// Leave out the three cluster-wide aggregate ClusterRoles.
-    #[arg(long)]
-    pub no_aggregate_roles: bool,
-
-    /// Succeed even when the input holds no RolloutManager.
-    #[arg(long)]
-    pub allow_empty: bool,
+    #[command(flatten)]
+    pub options: OptionArgs,
 
     /// Read directories recursively.
     #[arg(short, long)]
@@ -164,27 +106,134 @@ pub struct RenderArgs {
 }
 
 impl RenderArgs {
-    /// Checks what clap cannot and builds the options of the run.
-    pub fn options(&self) -> Result<Options, String> {
-        if let Some(image) = &self.rollouts_image
-            && (image.is_empty() || image.contains(char::is_whitespace))
-        {
-            return Err(format!(
-                "--rollouts-image: `{image}` is not an image reference"
-            ));
+    pub fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            recursive: self.recursive,
+            max_bytes: self.max_input_bytes,
         }
-        Ok(Options {
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum OutputFormat {
+    Yaml,
+    Json,
+}
+
+/// `--openshift-route-plugin`: off, or the location to add the plugin from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenShiftPlugin {
+    Off,
+    At(String),
+}
+
+/// The options of a run. Plugin parameters are parsed by this same struct (see [`params`]).
+#[derive(Debug, Args)]
+pub struct OptionArgs {
+    /// Output format: a YAML stream, or a stream of pretty JSON objects.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Yaml)]
+    pub output: OutputFormat,
+
+    /// Namespace for RolloutManagers without `metadata.namespace`.
+    #[arg(short, long, value_name = "NS", value_parser = namespace)]
+    pub namespace: Option<Namespace>,
+
+    /// Treat warnings as errors.
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = false,
+        default_missing_value = "true",
+        action = ArgAction::Set,
+        value_parser = boolean
+    )]
+    pub strict: bool,
+
+    /// Require a sha256 on every http(s) plugin.
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = false,
+        default_missing_value = "true",
+        action = ArgAction::Set,
+        value_parser = boolean
+    )]
+    pub require_sha256: bool,
+
+    /// Every plugin location must start with one of these prefixes (repeatable).
+    #[arg(long, value_name = "PREFIX")]
+    pub allow_plugin_location: Vec<String>,
+
+    /// Controller image when the spec sets none (the operator's ARGO_ROLLOUTS_IMAGE).
+    #[arg(long, value_name = "IMAGE", value_parser = image)]
+    pub rollouts_image: Option<ImageReference>,
+
+    /// Image pull policy when the spec sets none (the operator's IMAGE_PULL_POLICY): Always,
+    /// IfNotPresent or Never.
+    #[arg(long, value_name = "POLICY", value_parser = pull_policy)]
+    pub image_pull_policy: Option<PullPolicy>,
+
+    /// Add the OpenShift route traffic plugin, as the operator always does (`false`: leave it
+    /// out; a location: take the plugin from there).
+    #[arg(
+        long,
+        value_name = "LOCATION",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = openshift_plugin
+    )]
+    pub openshift_route_plugin: Option<OpenShiftPlugin>,
+
+    /// API versions of the target cluster, comma-separated (like Argo CD's KUBE_API_VERSIONS).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub api_versions: Vec<String>,
+
+    /// Render the three cluster-wide aggregate ClusterRoles (default true).
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = true,
+        default_missing_value = "true",
+        action = ArgAction::Set,
+        value_parser = boolean,
+        overrides_with = "no_aggregate_roles"
+    )]
+    pub aggregate_roles: bool,
+
+    /// Leave out the three cluster-wide aggregate ClusterRoles (`--aggregate-roles=false`).
+    #[arg(long, overrides_with = "aggregate_roles")]
+    pub no_aggregate_roles: bool,
+
+    /// Succeed even when the input holds no RolloutManager.
+    #[arg(long)]
+    pub allow_empty: bool,
+}
+
+impl OptionArgs {
+    /// The options of the run: every value was checked by its parser already.
+    pub fn options(&self) -> Options {
+        Options {
             namespace: self.namespace.clone(),
             rollouts_image: self.rollouts_image.clone(),
-            image_pull_policy: self.image_pull_policy.map(|p| p.as_str().to_owned()),
-            openshift_route_plugin: self.openshift_route_plugin.clone(),
+            image_pull_policy: self.image_pull_policy,
+            openshift_route_plugin: match &self.openshift_route_plugin {
+                Some(OpenShiftPlugin::At(location)) => Some(location.clone()),
+                Some(OpenShiftPlugin::Off) | None => None,
+            },
             api_versions: self
                 .api_versions
                 .iter()
                 .map(|v| v.trim().to_owned())
                 .filter(|v| !v.is_empty())
                 .collect(),
-            aggregate_roles: !self.no_aggregate_roles,
+            aggregate_roles: self.aggregate_roles && !self.no_aggregate_roles,
             strict: self.strict,
             require_sha256: self.require_sha256,
             allowed_plugin_locations: self.allow_plugin_location.clone(),
@@ -193,13 +242,103 @@ impl RenderArgs {
                 OutputFormat::Yaml => Format::Yaml,
                 OutputFormat::Json => Format::Json,
             },
-        })
+        }
+    }
+}
+
+// Value parsers. Their errors complete "invalid value 'X' for '--flag': …".
+
+fn namespace(text: &str) -> Result<Namespace, String> {
+    Namespace::parse(text)
+}
+
+fn image(text: &str) -> Result<ImageReference, String> {
+    ImageReference::parse(text)
+}
+
+fn pull_policy(text: &str) -> Result<PullPolicy, String> {
+    PullPolicy::parse(text)
+}
+
+fn boolean(text: &str) -> Result<bool, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err("expects `true` or `false`".to_owned()),
+    }
+}
+
+fn openshift_plugin(text: &str) -> Result<OpenShiftPlugin, String> {
+    Ok(match text.to_ascii_lowercase().as_str() {
+        "true" => OpenShiftPlugin::At(tables::OPENSHIFT_PLUGIN_LOCATION.to_owned()),
+        "false" => OpenShiftPlugin::Off,
+        _ => OpenShiftPlugin::At(text.to_owned()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Options, String> {
+        let argv = ["rollouts-render", "render"].iter().chain(args);
+        match Cli::try_parse_from(argv)
+            .map_err(|e| e.to_string())?
+            .command
+        {
+            Command::Render(args) => Ok(args.options.options()),
+            _ => unreachable!("render was parsed"),
+        }
     }
 
-    pub fn read_options(&self) -> ReadOptions {
-        ReadOptions {
-            recursive: self.recursive,
-            max_bytes: self.max_input_bytes,
-        }
+    #[test]
+    fn booleans_take_an_optional_value() {
+        assert!(parse(&["--strict"]).unwrap().strict);
+        assert!(!parse(&["--strict=false"]).unwrap().strict);
+        assert!(!parse(&[]).unwrap().strict);
+        assert!(parse(&["--strict", "rm.yaml"]).unwrap().strict);
+        assert!(parse(&["--strict=maybe"]).is_err());
+    }
+
+    #[test]
+    fn the_last_word_on_aggregate_roles_wins() {
+        assert!(parse(&[]).unwrap().aggregate_roles);
+        assert!(!parse(&["--no-aggregate-roles"]).unwrap().aggregate_roles);
+        assert!(!parse(&["--aggregate-roles=false"]).unwrap().aggregate_roles);
+        assert!(
+            parse(&["--no-aggregate-roles", "--aggregate-roles"])
+                .unwrap()
+                .aggregate_roles
+        );
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_reason() {
+        let error = parse(&["-n", "Bad_NS!"]).unwrap_err();
+        assert!(
+            error.starts_with("error: invalid value 'Bad_NS!' for '--namespace <NS>': not a valid namespace: it must consist of lower case letters"),
+            "{error}"
+        );
+        assert!(
+            parse(&["-n", ""])
+                .unwrap_err()
+                .contains("not a valid namespace: it must not be empty")
+        );
+        assert!(parse(&["--rollouts-image", ""]).is_err());
+        assert!(parse(&["--image-pull-policy", "Sometimes"]).is_err());
+    }
+
+    #[test]
+    fn the_openshift_plugin_takes_true_false_or_a_location() {
+        let location = |arg: &str| parse(&[arg]).unwrap().openshift_route_plugin;
+        assert_eq!(
+            location("--openshift-route-plugin").as_deref(),
+            Some(tables::OPENSHIFT_PLUGIN_LOCATION)
+        );
+        assert_eq!(location("--openshift-route-plugin=false"), None);
+        assert_eq!(
+            location("--openshift-route-plugin=https://x/p").as_deref(),
+            Some("https://x/p")
+        );
     }
 }

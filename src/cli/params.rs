@@ -3,15 +3,20 @@
 //!
 //! Each parameter is a long option of `render`. In an Application it is given either as a
 //! plugin parameter (`ARGOCD_APP_PARAMETERS`) or as a plugin env entry, which Argo CD passes
-//! as `ARGOCD_ENV_<NAME>` (upper case, `-` as `_`). Parameters win over env entries.
+//! as `ARGOCD_ENV_<NAME>` (upper case, `-` as `_`). Parameters win over env entries. What was
+//! given becomes `--<name>=<value>` arguments for the same parser `render` uses
+//! ([`super::OptionArgs`]), so a value means, and is checked, exactly as on the command line.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
+use clap::Parser;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 use serde_json::{Value as Json, json};
 
+use super::OptionArgs;
 use crate::diag::{Diagnostic, closest};
-use crate::options::Options;
-use crate::render::tables;
+use crate::options::{Options, PullPolicy};
 
 /// The value a parameter takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,10 +51,7 @@ impl Param {
 
     /// The `render` flag this parameter stands for.
     pub fn flag(&self) -> String {
-        match self.name {
-            "aggregate-roles" => "--no-aggregate-roles".to_owned(),
-            name => format!("--{name}"),
-        }
+        format!("--{}", self.name)
     }
 }
 
@@ -100,8 +102,8 @@ pub const PARAMS: [Param; 8] = [
         name: "image-pull-policy",
         title: "Image pull policy",
         tooltip: "Pull policy when a RolloutManager sets none.",
-        kind: Kind::Choice(&tables::IMAGE_PULL_POLICIES),
-        default: Some(tables::DEFAULT_IMAGE_PULL_POLICY),
+        kind: Kind::Choice(&PullPolicy::NAMES),
+        default: Some(PullPolicy::IfNotPresent.as_str()),
     },
     Param {
         name: "aggregate-roles",
@@ -120,14 +122,74 @@ enum Given {
     Map,
 }
 
-/// Reads the options of a `generate` run from the plugin environment. Unknown parameters are
-/// warnings; values of the wrong form are errors. `env` is the process environment (passed in,
-/// so this stays a pure function).
-pub fn options(env: &BTreeMap<String, String>) -> (Options, Vec<Diagnostic>) {
-    let mut diagnostics = Vec::new();
-    let mut given: BTreeMap<&'static str, Given> = BTreeMap::new();
+/// Where a value of the plugin environment came from, as messages name it.
+#[derive(Clone, Copy, Debug)]
+enum Origin {
+    Parameter(&'static Param),
+    EnvEntry(&'static Param),
+    /// `ARGOCD_APP_NAMESPACE`, the Application's destination namespace.
+    AppNamespace,
+    /// `KUBE_API_VERSIONS`.
+    ApiVersions,
+}
 
-    // Env entries first, so that plugin parameters override them.
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Parameter(param) => write!(f, "parameter `{}`", param.name),
+            Self::EnvEntry(param) => write!(
+                f,
+                "env entry `{}` ({})",
+                param.env_name().trim_start_matches("ARGOCD_ENV_"),
+                param.env_name()
+            ),
+            Self::AppNamespace => f.write_str("ARGOCD_APP_NAMESPACE"),
+            Self::ApiVersions => f.write_str("KUBE_API_VERSIONS"),
+        }
+    }
+}
+
+/// The parser `render` uses, without a program name or subcommand.
+#[derive(Debug, Parser)]
+#[command(no_binary_name = true)]
+struct ParameterArgs {
+    #[command(flatten)]
+    options: OptionArgs,
+}
+
+/// Reads the options of a `generate` run from the plugin environment (`env`: the process
+/// environment, passed in so this stays a pure function). Unknown parameters are warnings;
+/// any value that `render` would refuse is an error naming where it came from, and then there
+/// are no options.
+pub fn options(env: &BTreeMap<String, String>) -> (Option<Options>, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let args = arguments(env, &mut diagnostics);
+    // Each argument alone first, so that every bad value is reported, not only the first.
+    for (arg, origin) in &args {
+        if let Err(error) = ParameterArgs::try_parse_from([arg]) {
+            diagnostics.push(parameter_error(*origin, &error));
+        }
+    }
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return (None, diagnostics);
+    }
+    match ParameterArgs::try_parse_from(args.iter().map(|(arg, _)| arg)) {
+        Ok(parsed) => (Some(parsed.options.options()), diagnostics),
+        Err(error) => {
+            diagnostics.push(Diagnostic::error(describe(&error)));
+            (None, diagnostics)
+        }
+    }
+}
+
+/// The plugin environment as `render` arguments, each with its origin: for each parameter
+/// the plugin parameter, else the env entry; the namespace, else the Application's
+/// destination namespace; the cluster's API versions.
+fn arguments(
+    env: &BTreeMap<String, String>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<(String, Origin)> {
+    let mut given: BTreeMap<&'static str, (Given, Origin)> = BTreeMap::new();
     for param in &PARAMS {
         if let Some(value) = env.get(&param.env_name()) {
             let value = match param.kind {
@@ -141,7 +203,7 @@ pub fn options(env: &BTreeMap<String, String>) -> (Options, Vec<Diagnostic>) {
                 ),
                 _ => Given::String(value.clone()),
             };
-            given.insert(param.name, value);
+            given.insert(param.name, (value, Origin::EnvEntry(param)));
         }
     }
     match env.get("ARGOCD_APP_PARAMETERS").map(|s| s.trim()) {
@@ -150,7 +212,9 @@ pub fn options(env: &BTreeMap<String, String>) -> (Options, Vec<Diagnostic>) {
             Ok(Json::Null) => {}
             Ok(Json::Array(entries)) => {
                 for entry in entries {
-                    read_parameter(&entry, &mut given, &mut diagnostics);
+                    if let Some((param, value)) = read_parameter(&entry, diagnostics) {
+                        given.insert(param.name, (value, Origin::Parameter(param)));
+                    }
                 }
             }
             _ => diagnostics.push(Diagnostic::error(
@@ -159,48 +223,55 @@ pub fn options(env: &BTreeMap<String, String>) -> (Options, Vec<Diagnostic>) {
         },
     }
 
-    let mut options = Options {
-        namespace: env
-            .get("ARGOCD_APP_NAMESPACE")
-            .filter(|ns| !ns.is_empty())
-            .cloned(),
-        api_versions: env
-            .get("KUBE_API_VERSIONS")
-            .map(|list| {
-                list.split(',')
-                    .map(str::trim)
-                    .filter(|v| !v.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        ..Options::default()
+    let mut args = Vec::new();
+    let mut push = |param: &Param, value: &str, origin: Origin| {
+        args.push((format!("{}={value}", param.flag()), origin));
     };
     for param in &PARAMS {
-        if let Some(value) = given.get(param.name)
-            && let Err(problem) = apply(param, value, &mut options)
-        {
-            diagnostics.push(
-                Diagnostic::error(format!("parameter `{}`: {problem}", param.name)).hint(format!(
-                    "see the parameters of the rollouts-render plugin ({})",
-                    param.title
-                )),
-            );
+        match given.get(param.name) {
+            Some((Given::String(value), origin)) if param.kind == Kind::Array => {
+                push(param, value, *origin);
+            }
+            Some((Given::String(value), origin)) => push(param, value, *origin),
+            Some((Given::Array(items), origin)) if param.kind == Kind::Array => {
+                for item in items {
+                    push(param, item, *origin);
+                }
+            }
+            Some((Given::Array(_), origin)) => diagnostics.push(shape_error(
+                *origin,
+                param,
+                "expects a single value, not a list",
+            )),
+            Some((Given::Map, origin)) => diagnostics.push(shape_error(
+                *origin,
+                param,
+                "expects a single value, not a map",
+            )),
+            None if param.name == "namespace" => {
+                if let Some(namespace) = env.get("ARGOCD_APP_NAMESPACE").filter(|ns| !ns.is_empty())
+                {
+                    push(param, namespace, Origin::AppNamespace);
+                }
+            }
+            None => {}
         }
     }
-    (options, diagnostics)
+    if let Some(versions) = env.get("KUBE_API_VERSIONS").filter(|v| !v.is_empty()) {
+        args.push((format!("--api-versions={versions}"), Origin::ApiVersions));
+    }
+    args
 }
 
 fn read_parameter(
     entry: &Json,
-    given: &mut BTreeMap<&'static str, Given>,
     diagnostics: &mut Vec<Diagnostic>,
-) {
+) -> Option<(&'static Param, Given)> {
     let Some(name) = entry.get("name").and_then(Json::as_str) else {
         diagnostics.push(Diagnostic::error(
             "ARGOCD_APP_PARAMETERS has an entry without a name",
         ));
-        return;
+        return None;
     };
     let Some(param) = PARAMS.iter().find(|p| p.name == name) else {
         let mut warning = Diagnostic::warning(format!("unknown parameter `{name}` is ignored"));
@@ -208,7 +279,7 @@ fn read_parameter(
             warning = warning.hint(format!("did you mean `{suggestion}`?"));
         }
         diagnostics.push(warning);
-        return;
+        return None;
     };
     let value = if let Some(s) = entry.get("string").and_then(Json::as_str) {
         Given::String(s.to_owned())
@@ -225,63 +296,42 @@ fn read_parameter(
     } else {
         Given::String(String::new())
     };
-    given.insert(param.name, value);
+    Some((param, value))
 }
 
-fn apply(param: &Param, value: &Given, options: &mut Options) -> Result<(), String> {
-    let text = match (param.kind, value) {
-        (Kind::Array, Given::Array(items)) => {
-            options.allowed_plugin_locations = items.clone();
-            return Ok(());
-        }
-        (Kind::Array, Given::String(s)) => {
-            options.allowed_plugin_locations = vec![s.clone()];
-            return Ok(());
-        }
-        (_, Given::String(s)) => s.as_str(),
-        (_, Given::Array(_)) => return Err("expects a single value, not a list".to_owned()),
-        (_, Given::Map) => return Err("expects a single value, not a map".to_owned()),
-    };
-    let boolean = || match text.to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!("expects `true` or `false`, not `{text}`")),
-    };
-    let optional = || Some(text.to_owned()).filter(|s| !s.is_empty());
-    match param.name {
-        "namespace" => {
-            if let Some(namespace) = optional() {
-                options.namespace = Some(namespace);
-            }
-        }
-        "strict" => options.strict = boolean()?,
-        "require-sha256" => options.require_sha256 = boolean()?,
-        "aggregate-roles" => options.aggregate_roles = boolean()?,
-        "openshift-route-plugin" => {
-            options.openshift_route_plugin = match text.to_ascii_lowercase().as_str() {
-                "" | "false" => None,
-                "true" => Some(tables::OPENSHIFT_PLUGIN_LOCATION.to_owned()),
-                _ => Some(text.to_owned()),
-            }
-        }
-        "rollouts-image" => {
-            if text.contains(char::is_whitespace) {
-                return Err(format!("`{text}` is not an image reference"));
-            }
-            options.rollouts_image = optional();
-        }
-        "image-pull-policy" => {
-            if !text.is_empty() && !tables::IMAGE_PULL_POLICIES.contains(&text) {
-                return Err(format!(
-                    "`{text}` is not one of {}",
-                    tables::IMAGE_PULL_POLICIES.join(", ")
-                ));
-            }
-            options.image_pull_policy = optional();
-        }
-        other => return Err(format!("`{other}` is not handled")),
+fn hint(param: &Param) -> String {
+    format!(
+        "see the parameters of the rollouts-render plugin ({})",
+        param.title
+    )
+}
+
+fn shape_error(origin: Origin, param: &Param, problem: &str) -> Diagnostic {
+    Diagnostic::error(format!("{origin}: {problem}")).hint(hint(param))
+}
+
+fn parameter_error(origin: Origin, error: &clap::Error) -> Diagnostic {
+    let diagnostic = Diagnostic::error(format!("{origin}: {}", describe(error)));
+    match origin {
+        Origin::Parameter(param) | Origin::EnvEntry(param) => diagnostic.hint(hint(param)),
+        Origin::AppNamespace => diagnostic
+            .hint("set the `namespace` parameter, or the Application's destination namespace"),
+        Origin::ApiVersions => diagnostic,
     }
-    Ok(())
+}
+
+/// A clap error in the words `render` uses for it on the command line ("invalid value …: …"),
+/// without clap's layout.
+fn describe(error: &clap::Error) -> String {
+    if error.kind() == ErrorKind::ValueValidation
+        && let Some(ContextValue::String(value)) = error.get(ContextKind::InvalidValue)
+        && let Some(reason) = std::error::Error::source(error)
+    {
+        return format!("invalid value `{value}`: {reason}");
+    }
+    let text = error.render().to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_owned()
 }
 
 /// The `ConfigManagementPlugin` Argo CD reads, announcing every parameter of the table.
@@ -363,12 +413,18 @@ pub fn markdown_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::Namespace;
+    use crate::render::tables;
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect()
+    }
+
+    fn messages(diagnostics: &[Diagnostic]) -> Vec<String> {
+        diagnostics.iter().map(ToString::to_string).collect()
     }
 
     #[test]
@@ -382,10 +438,10 @@ mod tests {
             assert!(diagnostics.is_empty());
             assert_eq!(
                 options,
-                Options {
-                    namespace: Some("apps".into()),
+                Some(Options {
+                    namespace: Some(Namespace::parse("apps").unwrap()),
                     ..Options::default()
-                }
+                })
             );
         }
     }
@@ -396,6 +452,8 @@ mod tests {
             ("ARGOCD_ENV_STRICT", "false"),
             ("ARGOCD_ENV_REQUIRE_SHA256", "true"),
             ("ARGOCD_ENV_ALLOW_PLUGIN_LOCATION", "https://a/, file:///b/"),
+            ("ARGOCD_ENV_NAMESPACE", "from-env"),
+            ("ARGOCD_APP_NAMESPACE", "destination"),
             (
                 "ARGOCD_APP_PARAMETERS",
                 r#"[{"name":"strict","string":"true"},{"name":"image-pull-policy","string":"Always"},{"name":"aggregate-roles","string":"false"}]"#,
@@ -403,37 +461,57 @@ mod tests {
             ("KUBE_API_VERSIONS", "v1,monitoring.coreos.com/v1"),
         ]));
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let options = options.unwrap();
         assert!(options.strict && options.require_sha256 && !options.aggregate_roles);
         assert_eq!(
             options.allowed_plugin_locations,
             ["https://a/", "file:///b/"]
         );
-        assert_eq!(options.image_pull_policy.as_deref(), Some("Always"));
+        assert_eq!(options.image_pull_policy, Some(PullPolicy::Always));
+        assert_eq!(options.namespace.as_ref().unwrap().as_str(), "from-env");
         assert!(options.has_api_version("monitoring.coreos.com/v1"));
     }
 
     #[test]
-    fn unknown_parameters_warn_and_bad_values_fail() {
-        let (_, diagnostics) = options(&env(&[(
-            "ARGOCD_APP_PARAMETERS",
-            r#"[{"name":"strcit","string":"true"},{"name":"require-sha256","string":"yes"},{"name":"namespace","array":["a"]}]"#,
-        )]));
-        let messages: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+    fn unknown_parameters_warn_and_bad_values_fail_naming_their_origin() {
+        let (options, diagnostics) = options(&env(&[
+            (
+                "ARGOCD_APP_PARAMETERS",
+                r#"[{"name":"strcit","string":"true"},{"name":"require-sha256","string":"yes"},{"name":"namespace","array":["a"]},{"name":"image-pull-policy","string":"Sometimes"}]"#,
+            ),
+            ("ARGOCD_ENV_ROLLOUTS_IMAGE", ""),
+        ]));
+        assert_eq!(options, None);
         assert_eq!(
-            messages,
+            messages(&diagnostics),
             [
                 "warning: unknown parameter `strcit` is ignored\n  hint: did you mean `strict`?",
                 "error: parameter `namespace`: expects a single value, not a list\n  hint: see the parameters of the rollouts-render plugin (Namespace)",
-                "error: parameter `require-sha256`: expects `true` or `false`, not `yes`\n  hint: see the parameters of the rollouts-render plugin (Require sha256)",
+                "error: parameter `require-sha256`: invalid value `yes`: expects `true` or `false`\n  hint: see the parameters of the rollouts-render plugin (Require sha256)",
+                "error: env entry `ROLLOUTS_IMAGE` (ARGOCD_ENV_ROLLOUTS_IMAGE): invalid value ``: not an image reference: it must be non-empty, without spaces\n  hint: see the parameters of the rollouts-render plugin (Controller image)",
+                "error: parameter `image-pull-policy`: invalid value `Sometimes`: not an image pull policy (use Always, IfNotPresent, Never)\n  hint: see the parameters of the rollouts-render plugin (Image pull policy)",
             ]
         );
     }
 
     #[test]
-    fn the_openshift_plugin_takes_true_or_a_location() {
+    fn the_destination_namespace_is_checked_like_the_parameter() {
+        let (options, diagnostics) = options(&env(&[("ARGOCD_APP_NAMESPACE", "Bad_NS!")]));
+        assert_eq!(options, None);
+        assert_eq!(
+            messages(&diagnostics),
+            [
+                "error: ARGOCD_APP_NAMESPACE: invalid value `Bad_NS!`: not a valid namespace: it must consist of lower case letters, digits or '-', and start and end with a letter or digit\n  hint: set the `namespace` parameter, or the Application's destination namespace"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_openshift_plugin_takes_true_false_or_a_location() {
         let location = |value: &str| {
             options(&env(&[("ARGOCD_ENV_OPENSHIFT_ROUTE_PLUGIN", value)]))
                 .0
+                .unwrap()
                 .openshift_route_plugin
         };
         assert_eq!(

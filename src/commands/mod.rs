@@ -1,11 +1,26 @@
-//! One run of `render` or `validate` as a value: exit status, stdout text and diagnostics.
-//! The binary prints an [`Outcome`]; tests and the fuzz target inspect it.
+//! The subcommands. Each reads what it needs (files, standard input, the environment), runs
+//! the pure stages, and writes standard output and standard error; this is the one layer that
+//! does I/O, prints diagnostics and chooses exit codes:
+//!
+//! - `0` success (warnings may be printed on stderr),
+//! - `1` invalid input: every diagnostic on stderr, nothing on stdout,
+//! - `2` usage or I/O error.
+//!
+//! A closed stdout (`| head`) or stderr ends the program quietly with its status.
 
-use crate::diag::Diagnostics;
-use crate::input::source::{self, Inputs, ReadError};
-use crate::options::{Format, Options};
-use crate::pipeline::Rendered;
-use crate::{emit, pipeline};
+pub mod discover;
+pub mod generate;
+pub mod import;
+pub mod render;
+pub mod schema;
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::input::source::{self, Inputs, ReadError, ReadOptions};
 
 /// Exit status: success, possibly with warnings.
 pub const SUCCESS: u8 = 0;
@@ -14,171 +29,79 @@ pub const INVALID_INPUT: u8 = 1;
 /// Exit status: usage or I/O error.
 pub const USAGE_OR_IO: u8 = 2;
 
-#[derive(Debug)]
-pub struct Outcome {
-    pub status: u8,
-    /// What goes to stdout: only on success, and only once every input was checked.
-    pub output: Option<(Rendered, Format)>,
-    pub diagnostics: Diagnostics,
-}
-
-impl Outcome {
-    fn failed(status: u8, diagnostics: Diagnostics) -> Self {
-        Self {
-            status,
-            output: None,
-            diagnostics,
-        }
-    }
-
-    /// Writes the output (rendered while it is written).
-    pub fn write_output(&self, out: &mut (impl std::io::Write + ?Sized)) -> std::io::Result<()> {
-        match &self.output {
-            Some((rendered, format)) => emit::write_stream(rendered.documents(), *format, out),
-            None => Ok(()),
-        }
-    }
-
-    /// The output as text (for tests and the fuzz target).
-    pub fn stdout(&self) -> String {
-        let mut out = Vec::new();
-        self.write_output(&mut out).expect("writing to memory");
-        String::from_utf8(out).expect("YAML and JSON are UTF-8")
+/// Runs one parsed command line.
+pub fn main(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Render(args) => render::command(&args, true),
+        Command::Validate(args) => render::command(&args, false),
+        Command::Generate(args) => generate::command(&args.path),
+        Command::Discover(args) => discover::command(&args.path),
+        Command::Import(args) => import::command(&args),
+        Command::Schema => schema::json_schema(),
+        Command::Crd => schema::crd(),
+        Command::PluginYaml => schema::plugin_yaml(),
+        Command::Completions { shell } => schema::completions(shell),
+        Command::Man => schema::man(),
     }
 }
 
-/// Renders (or, without `write_output`, only validates) the inputs.
-pub fn run(inputs: &Inputs, options: &Options, write_output: bool) -> Outcome {
-    match pipeline::render(inputs, options) {
-        Ok(mut rendered) => {
-            let diagnostics = std::mem::take(&mut rendered.warnings);
-            Outcome {
-                status: SUCCESS,
-                output: write_output.then_some((rendered, options.format)),
-                diagnostics,
-            }
-        }
-        Err(diagnostics) => Outcome::failed(INVALID_INPUT, diagnostics),
-    }
+/// Colour only for a person at a terminal who has not asked for none (<https://no-color.org>).
+fn use_colour() -> bool {
+    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// The whole pipeline over raw bytes, as if they came on standard input.
-pub fn run_bytes(bytes: &[u8], options: &Options) -> Outcome {
-    match source::from_bytes(source::STDIN_NAME, bytes.to_vec()) {
-        Ok(source) => run(&Inputs::from(vec![source]), options, true),
-        Err(ReadError::Invalid(diagnostic)) => {
-            let mut diagnostics = Diagnostics::default();
-            diagnostics.push(diagnostic);
-            Outcome::failed(INVALID_INPUT, diagnostics)
-        }
-        Err(error @ ReadError::Io { .. }) => {
-            let mut diagnostics = Diagnostics::default();
-            diagnostics.push(crate::diag::Diagnostic::error(error.to_string()));
-            Outcome::failed(USAGE_OR_IO, diagnostics)
+/// Writes to stderr. A stderr nobody reads any more is not an error: the exit status still
+/// tells what happened.
+fn eprint(text: &str) {
+    let _ = io::stderr().lock().write_all(text.as_bytes());
+}
+
+fn print_diagnostics(diagnostics: &Diagnostics, colour: bool) {
+    let text: String = diagnostics
+        .iter()
+        .map(|diagnostic| format!("{}\n", diagnostic.render(colour)))
+        .collect();
+    eprint(&text);
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprint(&format!("error: {message}\n"));
+    ExitCode::from(USAGE_OR_IO)
+}
+
+/// Reads the inputs; on failure reports it (an I/O error is a usage error, invalid bytes are
+/// invalid input) and gives the exit code.
+fn read_inputs(paths: &[PathBuf], options: &ReadOptions, colour: bool) -> Result<Inputs, ExitCode> {
+    source::read(paths, options).map_err(|error| report_read_error(error, colour))
+}
+
+fn report_read_error(error: ReadError, colour: bool) -> ExitCode {
+    match error {
+        ReadError::Io { path, source } => usage_error(&format!("{path}: {source}")),
+        ReadError::Invalid(diagnostic) => {
+            eprint(&format!("{}\n", diagnostic.render(colour)));
+            ExitCode::from(INVALID_INPUT)
         }
     }
 }
 
-/// At most this many diagnostics are printed by `generate`: Argo CD stores stderr in the
-/// Application's status, which should stay short.
-pub const CMP_MAX_DIAGNOSTICS: usize = 20;
+fn write_stdout(bytes: &[u8]) -> ExitCode {
+    write_stdout_with(|out| out.write_all(bytes))
+}
 
-/// The Argo CD plugin's `generate`: options from the plugin environment (`env`, the process
-/// environment passed in), the application directory already read into `inputs`.
-pub fn generate(inputs: &Inputs, env: &std::collections::BTreeMap<String, String>) -> Outcome {
-    let (options, parameter_diagnostics) = crate::cli::params::options(env);
+/// Writes to a buffered stdout; a closed pipe (`| head`) ends the program quietly.
+fn write_stdout_with(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> ExitCode {
+    let mut stdout = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    match write(&mut stdout).and_then(|()| stdout.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) if error.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(error) => usage_error(&format!("writing output: {error}")),
+    }
+}
+
+/// A diagnostic list holding one error.
+fn single(diagnostic: Diagnostic) -> Diagnostics {
     let mut diagnostics = Diagnostics::default();
-    diagnostics.extend(parameter_diagnostics);
-    if diagnostics.has_errors() {
-        return Outcome::failed(INVALID_INPUT, diagnostics);
-    }
-    let mut outcome = run(inputs, &options, true);
-    diagnostics.extend(outcome.diagnostics);
-    outcome.diagnostics = diagnostics;
-    outcome
-}
-
-/// stderr for Argo CD: plain text (no colour), at most [`CMP_MAX_DIAGNOSTICS`] entries.
-pub fn cmp_stderr(diagnostics: &Diagnostics) -> String {
-    let all: Vec<_> = diagnostics.iter().collect();
-    let mut out = String::new();
-    for diagnostic in all.iter().take(CMP_MAX_DIAGNOSTICS) {
-        out.push_str(&diagnostic.render(false));
-        out.push('\n');
-    }
-    if all.len() > CMP_MAX_DIAGNOSTICS {
-        out.push_str(&format!(
-            "… and {} more; run `rollouts-render validate` on the directory to see them all\n",
-            all.len() - CMP_MAX_DIAGNOSTICS
-        ));
-    }
-    out
-}
-
-/// The Argo CD plugin's discovery: the manifest files of `dir` that hold a RolloutManager.
-/// A file that does not parse still counts when its text names the kind, so that a broken
-/// RolloutManager is reported by `generate` instead of being silently skipped.
-pub fn discover(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let Ok(files) = source::directory_files(dir, false) else {
-        return Vec::new();
-    };
-    files
-        .into_iter()
-        .filter(|file| {
-            std::fs::read(file)
-                .ok()
-                .and_then(|bytes| String::from_utf8(bytes).ok())
-                .is_some_and(|text| mentions_rollout_manager(&text))
-        })
-        .collect()
-}
-
-/// Whether some line (outside comments) says `kind: RolloutManager`, in YAML or JSON form.
-fn mentions_rollout_manager(text: &str) -> bool {
-    text.lines().any(|line| {
-        let code = if line.trim_start().starts_with('#') {
-            ""
-        } else {
-            line.split(" #").next().unwrap_or_default()
-        };
-        code.match_indices("kind").any(|(at, _)| {
-            let before = code[..at].chars().next_back();
-            if before.is_some_and(|c| !matches!(c, ' ' | '\t' | '{' | ',' | '"' | '\'')) {
-                return false;
-            }
-            let rest = code[at + 4..].trim_start_matches(['"', '\'']).trim_start();
-            let Some(value) = rest.strip_prefix(':') else {
-                return false;
-            };
-            let value = value.trim_start().trim_start_matches(['"', '\'']);
-            value.strip_prefix("RolloutManager").is_some_and(|after| {
-                after
-                    .chars()
-                    .next()
-                    .is_none_or(|c| matches!(c, '"' | '\'' | ',' | '}' | ' ' | '\t'))
-            })
-        })
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn discovery_finds_the_kind_in_yaml_and_json() {
-        assert!(mentions_rollout_manager(
-            "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\n"
-        ));
-        assert!(mentions_rollout_manager(
-            "kind: \"RolloutManager\" # the manager\n"
-        ));
-        assert!(mentions_rollout_manager(
-            "{\"apiVersion\": \"argoproj.io/v1alpha1\", \"kind\": \"RolloutManager\"}"
-        ));
-        assert!(!mentions_rollout_manager("kind: Rollout\n"));
-        assert!(!mentions_rollout_manager(
-            "# kind: RolloutManager is what we need\n"
-        ));
-    }
+    diagnostics.push(diagnostic);
+    diagnostics
 }

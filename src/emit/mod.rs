@@ -4,10 +4,12 @@
 //! sequences not indented under their key and keys sorted (as `kubectl get -o yaml` writes
 //! them), long lines never folded, multi-line strings as literal blocks, and every string that
 //! a YAML 1.1 reader would take for something else quoted. The plugin lists inside the
-//! ConfigMap are written by [`plugin_list`] in the exact style of Go's yaml.v2, because the
+//! ConfigMap are written by [`mod@plugin_list`] in the exact style of Go's yaml.v2, because the
 //! operator writes them that way and the bytes must match.
 
 mod plugin_list;
+#[cfg(test)]
+mod properties;
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value as Json;

@@ -6,7 +6,14 @@
 //! the node that caused them. Unknown fields are not fatal: every one in the document is
 //! collected, with the closest valid name, and decoding goes on, so a user sees them all at
 //! once. This also covers embedded Kubernetes types, whose `Deserialize` impls announce their
-//! field names through `deserialize_struct`.
+//! field names through `deserialize_struct`. [`Located`](crate::input::located::Located)
+//! values get their field path and position filled in.
+//!
+//! Hand-written because no crate does this: serde-saphyr's deserializer reads YAML text with
+//! YAML 1.2 rules and stops at the first unknown field; this one reads the composer's node
+//! trees (already merged, alias-expanded and checked for duplicate keys), types each plain
+//! scalar by the target field as Kubernetes' YAML 1.1 reader would, and reports every unknown
+//! field with its position.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -14,6 +21,7 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, Visitor};
 
 use crate::diag::{Diagnostic, FieldPath, Pos, closest};
+use crate::input::located::{self, Site};
 use crate::input::yaml::{self, Document, Node, Style, Value};
 use crate::input::yaml11::{self, Plain};
 
@@ -80,14 +88,13 @@ pub fn decode<T: DeserializeOwned>(
     path: FieldPath,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<T, Diagnostic> {
-    let unknown = RefCell::new(Vec::new());
-    let result = T::deserialize(NodeDeserializer {
-        node,
-        path,
+    let context = Context {
         document,
-        unknown: &unknown,
-    });
-    diagnostics.extend(unknown.into_inner());
+        unknown: RefCell::new(Vec::new()),
+        lenient: false,
+    };
+    let result = context.decode(node, path);
+    diagnostics.extend(context.unknown.into_inner());
     result.map_err(|error| {
         let mut diagnostic = Diagnostic::error(error.message);
         if let Some((pos, path)) = error.at {
@@ -100,21 +107,74 @@ pub fn decode<T: DeserializeOwned>(
     })
 }
 
+/// Decodes what `T` describes of `node` and nothing more: unknown fields are skipped without a
+/// word and any error gives `None`. For reading a few fields of objects that are not ours.
+pub fn decode_lenient<T: DeserializeOwned>(document: &Document, node: &Node) -> Option<T> {
+    let context = Context {
+        document,
+        unknown: RefCell::new(Vec::new()),
+        lenient: true,
+    };
+    context.decode(node, FieldPath::root()).ok()
+}
+
+/// What every node of one decoding shares.
+struct Context<'a> {
+    document: &'a Document,
+    unknown: RefCell<Vec<Diagnostic>>,
+    /// Unknown fields are skipped silently.
+    lenient: bool,
+}
+
+impl Context<'_> {
+    fn decode<T: DeserializeOwned>(&self, node: &Node, path: FieldPath) -> Result<T, Error> {
+        let _decoding = located::Decoding::start();
+        T::deserialize(NodeDeserializer {
+            node,
+            path,
+            key_pos: None,
+            context: self,
+        })
+    }
+}
+
 struct NodeDeserializer<'a> {
     node: &'a Node,
     path: FieldPath,
-    document: &'a Document,
-    unknown: &'a RefCell<Vec<Diagnostic>>,
+    /// The position of the mapping key whose value this node is.
+    key_pos: Option<Pos>,
+    context: &'a Context<'a>,
 }
 
 impl<'a> NodeDeserializer<'a> {
-    fn child(&self, node: &'a Node, path: FieldPath) -> Self {
+    fn child(&self, node: &'a Node, path: FieldPath, key_pos: Option<Pos>) -> Self {
         Self {
             node,
             path,
-            document: self.document,
-            unknown: self.unknown,
+            key_pos,
+            context: self.context,
         }
+    }
+
+    /// Where diagnostics about this node point (see [`Site::pos`]).
+    fn site(&self) -> Site {
+        let pos = match self.node.value {
+            Value::Scalar { .. } => self.node.pos,
+            _ => self.key_pos.unwrap_or(self.node.pos),
+        };
+        Site {
+            path: self.path.clone(),
+            pos,
+        }
+    }
+
+    /// Hands a [`Located`](located::Located) value its site, then decodes the value itself.
+    fn located<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        let site = located::hand_over(self.site());
+        visitor.visit_map(LocatedAccess {
+            site: Some(site),
+            value: Some(self),
+        })
     }
 
     fn fail(&self, error: Error) -> Error {
@@ -351,10 +411,13 @@ impl<'a> de::Deserializer<'a> for NodeDeserializer<'a> {
 
     fn deserialize_struct<V: Visitor<'a>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
+        if name == located::NAME {
+            return self.located(visitor);
+        }
         self.check_tag()?;
         match &self.node.value {
             Value::Map(entries) => visitor
@@ -396,7 +459,7 @@ struct SeqAccess<'a> {
 impl<'a> SeqAccess<'a> {
     fn new(parent: &NodeDeserializer<'a>, items: &'a [Node]) -> Self {
         Self {
-            parent: parent.child(parent.node, parent.path.clone()),
+            parent: parent.child(parent.node, parent.path.clone(), None),
             items: items.iter(),
             index: 0,
         }
@@ -415,7 +478,8 @@ impl<'a> de::SeqAccess<'a> for SeqAccess<'a> {
         };
         let path = self.parent.path.index(self.index);
         self.index += 1;
-        seed.deserialize(self.parent.child(item, path)).map(Some)
+        seed.deserialize(self.parent.child(item, path, None))
+            .map(Some)
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -429,7 +493,8 @@ struct MapAccess<'a> {
     parent: NodeDeserializer<'a>,
     entries: std::slice::Iter<'a, yaml::Entry>,
     fields: Option<&'static [&'static str]>,
-    value: Option<(&'a Node, FieldPath)>,
+    /// The value of the key just read, its path and the key's position.
+    value: Option<(&'a Node, FieldPath, Pos)>,
 }
 
 impl<'a> MapAccess<'a> {
@@ -439,7 +504,7 @@ impl<'a> MapAccess<'a> {
         fields: Option<&'static [&'static str]>,
     ) -> Self {
         Self {
-            parent: parent.child(parent.node, parent.path.clone()),
+            parent: parent.child(parent.node, parent.path.clone(), None),
             entries: entries.iter(),
             fields,
             value: None,
@@ -447,15 +512,19 @@ impl<'a> MapAccess<'a> {
     }
 
     fn report_unknown(&self, key: &Node, name: &str, fields: &[&str]) {
+        let context = self.parent.context;
+        if context.lenient {
+            return;
+        }
         let mut diagnostic = Diagnostic::error("unknown field")
-            .at(self.parent.document.location(key.pos))
+            .at(context.document.location(key.pos))
             .path(self.parent.path.key(name));
         diagnostic = match closest(name, fields.iter().copied()) {
             Some(suggestion) => diagnostic.hint(format!("did you mean `{suggestion}`?")),
             None if fields.is_empty() => diagnostic,
             None => diagnostic.hint(format!("valid fields here: {}", fields.join(", "))),
         };
-        self.parent.unknown.borrow_mut().push(diagnostic);
+        context.unknown.borrow_mut().push(diagnostic);
     }
 }
 
@@ -467,7 +536,6 @@ impl<'a> de::MapAccess<'a> for MapAccess<'a> {
         seed: K,
     ) -> Result<Option<K::Value>, Error> {
         while let Some(entry) = self.entries.next() {
-            let key_de = self.parent.child(&entry.key, self.parent.path.clone());
             let Some(name) = entry.key.scalar().filter(|_| !entry.key.is_null()) else {
                 return Err(Error::new(format!(
                     "mapping keys must be strings, found {}",
@@ -481,22 +549,62 @@ impl<'a> de::MapAccess<'a> for MapAccess<'a> {
                 self.report_unknown(&entry.key, name, fields);
                 continue;
             }
-            self.value = Some((&entry.value, self.parent.path.key(name)));
+            let path = self.parent.path.key(name);
+            let key_de = self
+                .parent
+                .child(&entry.key, path.clone(), Some(entry.key.pos));
+            self.value = Some((&entry.value, path, entry.key.pos));
             return seed.deserialize(key_de).map(Some);
         }
         Ok(None)
     }
 
     fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        let (node, path) = self
+        let (node, path, key_pos) = self
             .value
             .take()
             .ok_or_else(|| Error::new("a value was requested before its key"))?;
-        seed.deserialize(self.parent.child(node, path))
+        seed.deserialize(self.parent.child(node, path, Some(key_pos)))
     }
 
     fn size_hint(&self) -> Option<usize> {
         Some(self.entries.len())
+    }
+}
+
+/// The two entries a [`Located`](located::Located) value is decoded from: the index of its
+/// site, then the value.
+struct LocatedAccess<'a> {
+    site: Option<u64>,
+    value: Option<NodeDeserializer<'a>>,
+}
+
+impl<'a> de::MapAccess<'a> for LocatedAccess<'a> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'a>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        let field = if self.site.is_some() {
+            located::SITE_FIELD
+        } else if self.value.is_some() {
+            located::VALUE_FIELD
+        } else {
+            return Ok(None);
+        };
+        seed.deserialize(field.into_deserializer()).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        if let Some(site) = self.site.take() {
+            return seed.deserialize(site.into_deserializer());
+        }
+        let value = self
+            .value
+            .take()
+            .ok_or_else(|| Error::new("a value was requested before its key"))?;
+        seed.deserialize(value)
     }
 }
 

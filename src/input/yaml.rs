@@ -1,11 +1,16 @@
 //! YAML input: a stream of documents composed into trees of located, uninterpreted nodes.
 //!
 //! Scalars keep their text and whether they were plain, so each consumer resolves them as it
-//! must: RolloutManager fields by their Rust type ([`crate::input::de`]), passthrough objects with
-//! the YAML 1.1 rules Kubernetes applies ([`crate::input::yaml11`]). Every node keeps its position,
-//! so any diagnostic can point at the offending value. Aliases are expanded here under a
-//! budget, merge keys (`<<`) are applied as Kubernetes' YAML reader does, and duplicate keys
-//! are reported.
+//! must: RolloutManager fields by their Rust type ([`crate::input::de`]), passthrough objects
+//! with the YAML 1.1 rules Kubernetes applies ([`crate::input::yaml11`]). Every node keeps its
+//! position, so any diagnostic can point at the offending value. Aliases are expanded here
+//! under a budget, merge keys (`<<`) are applied as Kubernetes' YAML reader does, and
+//! duplicate keys are reported.
+//!
+//! Composed here from granit-parser's events (the parser serde-saphyr itself uses) because no
+//! crate offers this tree: serde-saphyr goes from text straight to typed values by YAML 1.2
+//! rules, and YAML DOM crates resolve scalars on the way in, losing the style that decides
+//! what a plain `yes` or `0755` means to Kubernetes.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -3,7 +3,8 @@
 //! Kubernetes, Argo CD and Argo Rollouts parse YAML with Go's `sigs.k8s.io/yaml`, a fork of
 //! `gopkg.in/yaml.v2`, which types plain scalars by YAML 1.1 rules: `yes`, `on`, `y` are
 //! booleans, `0755` is octal, `1_000` is an integer. This module reproduces that resolution
-//! (`resolve` in yaml.v2's resolve.go) so that
+//! (`resolve` in yaml.v2's resolve.go: no Rust crate implements YAML 1.1's types, and the
+//! YAML 1.2 readers deliberately do not) so that
 //! - passthrough documents reach the output with exactly the data `kubectl apply` would send,
 //! - the ConfigMap writer can choose quoting byte-for-byte as yaml.v2 does,
 //! - tests can prove that everything we write reads back as the same strings.

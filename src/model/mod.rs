@@ -4,16 +4,28 @@
 //! this project (`plugins.step`, and per plugin `args`, `disabled`, `headersFrom`, `rules`) are
 //! marked. Every field is optional here so that one decoding pass sees the whole document;
 //! required fields are enforced by [`crate::validate`], which reports all of them at once.
-//! Embedded Kubernetes types are k8s-openapi's, so their fields are checked too.
+//! Every value validation looks at is [`Located`]; embedded Kubernetes types are mirrored in
+//! [`kube`] for that, with their schemas taken from k8s-openapi. [`uses`] reads the plugins
+//! that Rollouts and analysis templates of the input name.
+
+pub mod kube;
+pub mod uses;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements, Toleration};
-use k8s_openapi::api::rbac::v1::PolicyRule;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
+
+use crate::input::located::Located;
+use kube::{EnvVar, ObjectMeta, PolicyRule, ResourceRequirements, StringMap, Toleration};
+
+/// Schemas of the embedded Kubernetes types, as k8s-openapi describes them.
+mod schema {
+    pub use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements, Toleration};
+    pub use k8s_openapi::api::rbac::v1::PolicyRule;
+    pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+}
 
 pub const API_VERSION: &str = "argoproj.io/v1alpha1";
 pub const KIND: &str = "RolloutManager";
@@ -23,6 +35,10 @@ pub const KIND: &str = "RolloutManager";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 #[schemars(title = "RolloutManager")]
+#[expect(
+    dead_code,
+    reason = "apiVersion and kind were read before decoding; status is accepted, never used"
+)]
 pub struct RolloutManager {
     #[schemars(required, extend("enum" = [API_VERSION]))]
     pub api_version: Option<String>,
@@ -30,10 +46,10 @@ pub struct RolloutManager {
     pub kind: Option<String>,
     /// `name` is required; `namespace` may come from `--namespace` or the Argo CD
     /// Application's destination namespace.
-    #[schemars(required)]
-    pub metadata: Option<ObjectMeta>,
+    #[schemars(required, with = "Option<schema::ObjectMeta>")]
+    pub metadata: Option<Located<ObjectMeta>>,
     /// What to install. Empty (`{}`) means every default of the operator.
-    pub spec: Option<RolloutManagerSpec>,
+    pub spec: Option<Located<RolloutManagerSpec>>,
     /// Written by the operator on live objects; accepted and ignored.
     #[schemars(with = "Option<serde_json::Value>")]
     pub status: Option<IgnoredAny>,
@@ -43,30 +59,37 @@ pub struct RolloutManager {
 #[serde(rename_all = "camelCase")]
 pub struct RolloutManagerSpec {
     /// Environment of the controller container. Duplicate names keep the last one.
-    pub env: Option<Vec<EnvVar>>,
+    #[schemars(with = "Option<Vec<schema::EnvVar>>")]
+    pub env: Option<Vec<Located<EnvVar>>>,
     /// Arguments appended to the controller's own (`--namespaced`, `--leader-elect true`,
     /// which may not be repeated here).
-    pub extra_command_args: Option<Vec<String>>,
+    #[schemars(with = "Option<Vec<String>>")]
+    pub extra_command_args: Option<Vec<Located<String>>>,
     /// Controller image repository. Default: `quay.io/argoproj/argo-rollouts`.
-    pub image: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub image: Option<Located<String>>,
     /// Image tag, or a digest (`sha256:…`). Default: `v1.9.1`.
-    pub version: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub version: Option<Located<String>>,
     /// Pull policy of the controller image. Default: `IfNotPresent`.
-    #[schemars(extend("enum" = ["Always", "IfNotPresent", "Never"]))]
-    pub image_pull_policy: Option<String>,
+    #[schemars(with = "Option<String>", extend("enum" = ["Always", "IfNotPresent", "Never"]))]
+    pub image_pull_policy: Option<Located<String>>,
     /// Where the controller pods may run.
     pub node_placement: Option<NodePlacement>,
     /// Run the controller with `--namespaced` and a Role instead of a ClusterRole.
-    pub namespace_scoped: Option<bool>,
+    #[schemars(with = "Option<bool>")]
+    pub namespace_scoped: Option<Located<bool>>,
     /// Labels and annotations added to every object, the pod template and the Deployment's
     /// selector.
     pub additional_metadata: Option<AdditionalMetadata>,
     /// Resources of the controller container. Default: `limits: {ephemeral-storage: 1Gi}`.
+    #[schemars(with = "Option<schema::ResourceRequirements>")]
     pub controller_resources: Option<ResourceRequirements>,
     /// Do not render the notification Secret.
     pub skip_notification_secret_deployment: Option<bool>,
     /// High availability: two replicas with leader election.
-    pub ha: Option<HighAvailability>,
+    #[schemars(with = "Option<HighAvailability>")]
+    pub ha: Option<Located<HighAvailability>>,
     /// The NetworkPolicy admitting traffic to the health and metrics ports.
     pub network_policy: Option<NetworkPolicy>,
     /// Plugins the controller downloads at start-up.
@@ -77,15 +100,19 @@ pub struct RolloutManagerSpec {
 #[serde(rename_all = "camelCase")]
 pub struct NodePlacement {
     /// Merged with `kubernetes.io/os: linux`.
-    pub node_selector: Option<BTreeMap<String, String>>,
-    pub tolerations: Option<Vec<Toleration>>,
+    #[schemars(with = "Option<BTreeMap<String, String>>")]
+    pub node_selector: Option<StringMap>,
+    #[schemars(with = "Option<Vec<schema::Toleration>>")]
+    pub tolerations: Option<Vec<Located<Toleration>>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AdditionalMetadata {
-    pub labels: Option<BTreeMap<String, String>>,
-    pub annotations: Option<BTreeMap<String, String>>,
+    #[schemars(with = "Option<BTreeMap<String, String>>")]
+    pub labels: Option<StringMap>,
+    #[schemars(with = "Option<BTreeMap<String, String>>")]
+    pub annotations: Option<Located<StringMap>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -106,38 +133,49 @@ pub struct NetworkPolicy {
 #[serde(rename_all = "camelCase")]
 pub struct Plugins {
     /// Traffic router plugins (`trafficRouterPlugins` in the ConfigMap).
-    pub traffic_management: Option<Vec<Plugin>>,
+    #[schemars(with = "Option<Vec<Plugin>>")]
+    pub traffic_management: Option<Vec<Located<Plugin>>>,
     /// Metric provider plugins (`metricProviderPlugins`).
-    pub metric: Option<Vec<Plugin>>,
+    #[schemars(with = "Option<Vec<Plugin>>")]
+    pub metric: Option<Vec<Located<Plugin>>>,
     /// Extension: step plugins (`stepPlugins`, Argo Rollouts v1.8+).
-    pub step: Option<Vec<Plugin>>,
+    #[schemars(with = "Option<Vec<Plugin>>")]
+    pub step: Option<Vec<Located<Plugin>>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Plugin {
     /// `<namespace>/<name>`; the controller installs the binary at `plugin-bin/<name>`.
-    #[schemars(required, regex(pattern = r"^[A-Za-z0-9-]+/[A-Za-z0-9_.-]+$"))]
-    pub name: Option<String>,
+    #[schemars(
+        required,
+        with = "Option<String>",
+        regex(pattern = r"^[A-Za-z0-9-]+/[A-Za-z0-9_.-]+$")
+    )]
+    pub name: Option<Located<String>>,
     /// `https://`, `http://` or `file://` URL of the plugin binary (`file:` paths are relative
     /// to the controller's working directory, `/home/argo-rollouts`).
     #[schemars(
         required,
+        with = "Option<String>",
         regex(pattern = r"^([hH][tT][tT][pP][sS]?|[fF][iI][lL][eE]):/")
     )]
-    pub location: Option<String>,
+    pub location: Option<Located<String>>,
     /// SHA-256 of the binary (64 lowercase hex characters), checked by the controller for
     /// http(s) locations.
-    #[schemars(regex(pattern = r"^([0-9a-f]{64})?$"))]
-    pub sha256: Option<String>,
+    #[schemars(with = "Option<String>", regex(pattern = r"^([0-9a-f]{64})?$"))]
+    pub sha256: Option<Located<String>>,
     /// Extension: arguments the controller passes to the plugin process.
     pub args: Option<Vec<String>>,
     /// Extension: skip this step plugin (step plugins only).
-    pub disabled: Option<bool>,
+    #[schemars(with = "Option<bool>")]
+    pub disabled: Option<Located<bool>>,
     /// Extension: Secrets whose keys and values become HTTP headers of the download.
-    pub headers_from: Option<Vec<HeadersFrom>>,
+    #[schemars(with = "Option<Vec<HeadersFrom>>")]
+    pub headers_from: Option<Located<Vec<Located<HeadersFrom>>>>,
     /// Extension: RBAC rules the plugin needs, appended to the controller's role.
-    pub rules: Option<Vec<PolicyRule>>,
+    #[schemars(with = "Option<Vec<schema::PolicyRule>>")]
+    pub rules: Option<Vec<Located<PolicyRule>>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -151,6 +189,6 @@ pub struct HeadersFrom {
 #[serde(rename_all = "camelCase")]
 pub struct SecretRef {
     /// A Secret in the controller's namespace.
-    #[schemars(required)]
-    pub name: Option<String>,
+    #[schemars(required, with = "Option<String>")]
+    pub name: Option<Located<String>>,
 }

@@ -166,7 +166,12 @@ mod tests {
         let missing = missing_rules(gateway, &[]);
         assert_eq!(missing.len(), 1);
         assert_eq!(missing[0].api_groups, ["gateway.networking.k8s.io"]);
-        let given: Vec<PolicyRule> = gateway.rules.iter().map(Rule::to_policy_rule).collect();
+        let given: Vec<PolicyRule> = gateway
+            .rules
+            .iter()
+            .copied()
+            .map(Rule::to_policy_rule)
+            .collect();
         assert!(missing_rules(gateway, &given.iter().collect::<Vec<_>>()).is_empty());
     }
 

@@ -306,9 +306,9 @@ fn deployment(manager: &Manager, checksum: &str) -> Deployment {
                     service_account_name: Some(tables::RESOURCE_NAME.to_owned()),
                     tolerations: manager.tolerations.clone(),
                     volumes: Some(
-                        ["plugin-bin", "tmp"]
+                        tables::EMPTY_DIR_MOUNTS
                             .into_iter()
-                            .map(|name| Volume {
+                            .map(|(name, _)| Volume {
                                 name: name.to_owned(),
                                 empty_dir: Some(EmptyDirVolumeSource::default()),
                                 ..Volume::default()
@@ -338,7 +338,7 @@ fn controller_container(manager: &Manager) -> Container {
     Container {
         name: tables::RESOURCE_NAME.to_owned(),
         image: Some(manager.image.clone()),
-        image_pull_policy: Some(manager.image_pull_policy.clone()),
+        image_pull_policy: Some(manager.image_pull_policy.as_str().to_owned()),
         args: (!manager.args.is_empty()).then(|| manager.args.clone()),
         env: (!manager.env.is_empty()).then(|| manager.env.clone()),
         liveness_probe: Some(Probe {
@@ -373,10 +373,12 @@ fn controller_container(manager: &Manager) -> Container {
             }),
             ..SecurityContext::default()
         }),
-        volume_mounts: Some(vec![
-            mount("plugin-bin", tables::PLUGIN_BIN_DIR),
-            mount("tmp", "/tmp"),
-        ]),
+        volume_mounts: Some(
+            tables::EMPTY_DIR_MOUNTS
+                .into_iter()
+                .map(|(name, path)| mount(name, path))
+                .collect(),
+        ),
         ..Container::default()
     }
 }
@@ -444,6 +446,37 @@ fn service_monitor(manager: &Manager) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The algorithm the README states, checked against values computed apart from this code
+    /// (Python's hashlib over the same byte layout).
+    #[test]
+    fn checksum_known_answers() {
+        let data = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        assert_eq!(
+            config_checksum(&data(&[])),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        assert_eq!(
+            config_checksum(&data(&[
+                ("trafficRouterPlugins", "[]\n"),
+                ("metricProviderPlugins", "[]\n")
+            ])),
+            "34794ba9dbd1724e7c86665e3d6433e49a10b6461269600a7233ced3ce6cf669"
+        );
+        assert_eq!(
+            config_checksum(&data(&[("ab", "c")])),
+            "601d5476e2ccfe2c87a2bba7a322659734a05749d5b5aa781f513e4912db0d5f"
+        );
+        assert_eq!(
+            config_checksum(&data(&[("a", "bc")])),
+            "3fafa1cf2f19a7c1129beb20cf0983f73a489a221fc0dd2f16d1be292d089205"
+        );
+    }
 
     #[test]
     fn checksum_separates_keys_from_values() {

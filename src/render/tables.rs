@@ -13,8 +13,6 @@ pub const NETWORK_POLICY_NAME: &str = "argo-rollouts-network-policy";
 
 pub const DEFAULT_IMAGE: &str = "quay.io/argoproj/argo-rollouts";
 pub const DEFAULT_VERSION: &str = "v1.9.1";
-pub const DEFAULT_IMAGE_PULL_POLICY: &str = "IfNotPresent";
-pub const IMAGE_PULL_POLICIES: [&str; 3] = ["Always", "IfNotPresent", "Never"];
 
 /// The label every object carries and the Service, NetworkPolicy and pod selector match on.
 pub const SELECTOR_KEY: &str = "app.kubernetes.io/name";
@@ -42,6 +40,11 @@ pub const OPENSHIFT_PLUGIN_LOCATION: &str = "https://github.com/argoproj-labs/ro
 pub const CONTROLLER_WORKDIR: &str = "/home/argo-rollouts";
 /// Where the controller installs plugins (`plugin-bin/<name>` under its working directory).
 pub const PLUGIN_BIN_DIR: &str = "/home/argo-rollouts/plugin-bin";
+/// Its scratch directory (the root file system is read-only).
+pub const TMP_DIR: &str = "/tmp";
+/// The emptyDir volumes of the controller pod and where they are mounted; both are empty when
+/// the controller starts.
+pub const EMPTY_DIR_MOUNTS: [(&str, &str); 2] = [("plugin-bin", PLUGIN_BIN_DIR), ("tmp", TMP_DIR)];
 
 /// ConfigMap keys the controller reads.
 pub const TRAFFIC_ROUTER_PLUGINS_KEY: &str = "trafficRouterPlugins";
@@ -65,7 +68,7 @@ pub struct Rule {
 
 impl Rule {
     /// The rule as the Kubernetes type.
-    pub fn to_policy_rule(&self) -> PolicyRule {
+    pub fn to_policy_rule(self) -> PolicyRule {
         let strings = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         PolicyRule {
             api_groups: Some(strings(self.api_groups)),

@@ -1,71 +1,61 @@
 //! Validation: from a decoded RolloutManager to a resolved [`Manager`], or diagnostics.
 //!
-//! Every check runs and every problem is reported, each pointing at the value it is about.
-//! Defaults are applied here, in one place, so rendering is a plain function of the result.
-//! Plugin rules are in `plugins`, Kubernetes syntax rules in [`syntax`], rules across
-//! documents in [`stream`].
+//! Every check runs and every problem is reported, each at the [`Site`] of the value it is
+//! about (every value of the model is [`Located`]: no path is written out here, so none can be
+//! misspelt). Defaults are applied here, in one place, so rendering is a plain function of the
+//! result. Plugin rules are in `plugins` (locations as the controller parses them in
+//! [`location`]), Kubernetes syntax rules in [`syntax`], rules across documents in [`stream`].
 
+pub mod location;
 mod plugins;
 pub mod stream;
 pub mod syntax;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements, Toleration};
+use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use crate::diag::{Diagnostic, FieldPath};
-use crate::input::yaml::Document;
-use crate::model::{self, RolloutManager};
-use crate::options::Options;
+use crate::diag::Diagnostic;
+use crate::input::located::{Located, Site};
+use crate::model::RolloutManager;
+use crate::model::kube::{self, StringMap, Toleration};
+use crate::options::{Options, PullPolicy};
 use crate::render::tables;
 use crate::spec::Manager;
 
-/// Collects diagnostics about one document, locating each by its field path.
-pub struct Checker<'a> {
-    pub document: &'a Document,
+/// Collects the diagnostics of one document.
+pub struct Checker {
+    source: Arc<str>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
-impl<'a> Checker<'a> {
-    pub fn new(document: &'a Document) -> Self {
+impl Checker {
+    pub fn new(source: Arc<str>) -> Self {
         Self {
-            document,
+            source,
             diagnostics: Vec::new(),
         }
     }
 
-    fn push(&mut self, diagnostic: Diagnostic, path: &FieldPath, at_key: bool) -> &mut Diagnostic {
-        let root = &self.document.root;
-        let pos = if at_key {
-            root.locate_key(path)
-        } else {
-            root.locate(path)
+    fn push(&mut self, diagnostic: Diagnostic, site: &Site) -> &mut Diagnostic {
+        let location = crate::diag::Location {
+            source: self.source.clone(),
+            pos: Some(site.pos),
         };
-        self.diagnostics.push(
-            diagnostic
-                .at(self.document.location(pos))
-                .path(path.clone()),
-        );
+        self.diagnostics
+            .push(diagnostic.at(location).path(site.path.clone()));
         self.diagnostics.last_mut().expect("just pushed")
     }
 
-    /// An error about the value at `path`.
-    pub fn error(&mut self, path: &FieldPath, message: impl Into<String>) -> &mut Diagnostic {
-        self.push(Diagnostic::error(message), path, false)
+    /// An error about the value at `site`.
+    pub fn error(&mut self, site: &Site, message: impl Into<String>) -> &mut Diagnostic {
+        self.push(Diagnostic::error(message), site)
     }
 
-    /// An error about the map key that ends `path` (a label name, say).
-    pub fn key_error(&mut self, path: &FieldPath, message: impl Into<String>) -> &mut Diagnostic {
-        self.push(Diagnostic::error(message), path, true)
-    }
-
-    pub fn warning(&mut self, path: &FieldPath, message: impl Into<String>) -> &mut Diagnostic {
-        self.push(Diagnostic::warning(message), path, false)
-    }
-
-    pub fn key_warning(&mut self, path: &FieldPath, message: impl Into<String>) -> &mut Diagnostic {
-        self.push(Diagnostic::warning(message), path, true)
+    pub fn warning(&mut self, site: &Site, message: impl Into<String>) -> &mut Diagnostic {
+        self.push(Diagnostic::warning(message), site)
     }
 
     fn has_errors(&self) -> bool {
@@ -84,113 +74,129 @@ impl Hint for Diagnostic {
     }
 }
 
+/// A validated manager, and where the values that rules across documents talk about are.
+#[derive(Debug)]
+pub struct Checked {
+    pub manager: Manager,
+    pub origin: Origin,
+}
+
+/// Where a manager's identity was written, for diagnostics that involve several managers.
+#[derive(Clone, Debug)]
+pub struct Origin {
+    pub source: Arc<str>,
+    /// `metadata`, or the document when it has none.
+    pub metadata: Site,
+    /// `metadata.namespace`, when the namespace was written there (not taken from an option).
+    pub namespace: Option<Site>,
+    /// `spec.namespaceScoped` when written, else `spec`, else the document.
+    pub scope: Site,
+}
+
 /// Validates one RolloutManager and resolves it. Diagnostics (warnings too) go to `checker`;
 /// `None` when there was an error.
 pub fn manager(
-    checker: &mut Checker<'_>,
-    raw: RolloutManager,
+    checker: &mut Checker,
+    raw: Located<RolloutManager>,
     options: &Options,
-) -> Option<Manager> {
-    let metadata = raw.metadata.unwrap_or_default();
+) -> Option<Checked> {
+    let document = raw.site;
+    let RolloutManager { metadata, spec, .. } = raw.inner;
+    let metadata_site = metadata.as_ref().map_or(&document, |m| &m.site).clone();
+    let metadata = metadata.map(|m| m.inner).unwrap_or_default();
+
     let name = metadata.name.filter(|name| !name.is_empty());
     match &name {
         None => checker
-            .error(
-                &FieldPath::from("metadata.name"),
-                "a RolloutManager needs a name",
-            )
+            .error(&metadata_site, "a RolloutManager needs a `name`")
             .with_hint("set `metadata.name`"),
         Some(name) => {
             if let Some(problem) = syntax::dns1123_subdomain(name) {
                 checker
                     .error(
-                        &FieldPath::from("metadata.name"),
-                        format!("`{name}` is not a valid name: it {problem}"),
+                        &name.site,
+                        format!("`{}` is not a valid name: it {problem}", name.inner),
                     )
                     .with_hint("use a name like `argo-rollouts`");
             }
         }
     }
-    let namespace = match metadata.namespace.filter(|ns| !ns.is_empty()) {
-        Some(namespace) => {
-            if let Some(problem) = syntax::dns1123_label(&namespace) {
-                checker
-                    .error(
-                        &FieldPath::from("metadata.namespace"),
-                        format!("`{namespace}` is not a valid namespace: it {problem}"),
-                    )
-                    .with_hint("use a namespace name like `argo-rollouts`");
-            }
-            Some(namespace)
-        }
-        None => options.namespace.clone(),
+    let written_namespace = metadata.namespace.filter(|ns| !ns.is_empty());
+    if let Some(namespace) = &written_namespace
+        && let Err(problem) = crate::options::Namespace::parse(namespace)
+    {
+        checker
+            .error(
+                &namespace.site,
+                format!("`{}` is {problem}", namespace.inner),
+            )
+            .with_hint("use a namespace name like `argo-rollouts`");
+    }
+    let namespace = match &written_namespace {
+        Some(namespace) => Some(namespace.inner.clone()),
+        None => options.namespace.as_ref().map(|ns| ns.as_str().to_owned()),
     };
     if namespace.is_none() {
         checker
             .error(
-                &FieldPath::from("metadata"),
+                &metadata_site,
                 "no namespace: the RolloutManager has no `metadata.namespace` and none was given",
             )
             .with_hint("set `metadata.namespace`, or pass `--namespace NS`");
     }
-    let spec = raw.spec.unwrap_or_default();
-    let spec_path = FieldPath::from("spec");
 
-    let namespace_scoped = spec.namespace_scoped.unwrap_or(false);
-    let high_availability = match spec.ha {
-        Some(model::HighAvailability {
-            enabled: Some(enabled),
-        }) => enabled,
-        Some(model::HighAvailability { enabled: None }) => {
-            checker
-                .error(&spec_path.key("ha"), "`ha` needs `enabled`")
-                .with_hint("write `ha: {enabled: true}`, or remove `ha`");
-            false
-        }
+    let spec_site = spec.as_ref().map_or(&document, |s| &s.site).clone();
+    let spec = spec.map(|s| s.inner).unwrap_or_default();
+    let scope = spec
+        .namespace_scoped
+        .as_ref()
+        .map_or(&spec_site, |scoped| &scoped.site)
+        .clone();
+    let namespace_scoped = spec.namespace_scoped.as_ref().is_some_and(|s| s.inner);
+    let high_availability = match &spec.ha {
+        Some(ha) => match ha.enabled {
+            Some(enabled) => enabled,
+            None => {
+                checker
+                    .error(&ha.site, "`ha` needs `enabled`")
+                    .with_hint("write `ha: {enabled: true}`, or remove `ha`");
+                false
+            }
+        },
         None => false,
     };
 
-    let image_pull_policy = match spec.image_pull_policy.filter(|p| !p.is_empty()) {
-        Some(policy) if tables::IMAGE_PULL_POLICIES.contains(&policy.as_str()) => policy,
-        Some(policy) => {
-            checker
-                .error(
-                    &spec_path.key("imagePullPolicy"),
-                    format!("`{policy}` is not an image pull policy"),
-                )
-                .with_hint(format!(
-                    "use one of: {}",
-                    tables::IMAGE_PULL_POLICIES.join(", ")
-                ));
-            policy
-        }
-        None => options
-            .image_pull_policy
-            .clone()
-            .unwrap_or_else(|| tables::DEFAULT_IMAGE_PULL_POLICY.to_owned()),
+    let image_pull_policy = match spec.image_pull_policy.as_ref().filter(|p| !p.is_empty()) {
+        Some(policy) => match PullPolicy::parse(policy) {
+            Ok(policy) => policy,
+            Err(problem) => {
+                checker.error(&policy.site, format!("`{}` is {problem}", policy.inner));
+                PullPolicy::default()
+            }
+        },
+        None => options.default_pull_policy(),
     };
 
-    for field in ["image", "version"] {
-        let value = if field == "image" {
-            &spec.image
-        } else {
-            &spec.version
-        };
-        if let Some(value) = value
-            && value.contains(char::is_whitespace)
-        {
+    for value in [&spec.image, &spec.version].into_iter().flatten() {
+        if value.contains(char::is_whitespace) {
             checker
                 .error(
-                    &spec_path.key(field),
-                    format!("`{value}` contains whitespace"),
+                    &value.site,
+                    format!("`{}` contains whitespace", value.inner),
                 )
                 .with_hint("an image reference has no spaces");
         }
     }
     let image = controller_image(
-        spec.image.as_deref().filter(|s| !s.is_empty()),
-        spec.version.as_deref().filter(|s| !s.is_empty()),
-        options.rollouts_image.as_deref(),
+        spec.image
+            .as_deref()
+            .map(String::as_str)
+            .filter(|s| !s.is_empty()),
+        spec.version
+            .as_deref()
+            .map(String::as_str)
+            .filter(|s| !s.is_empty()),
+        options.rollouts_image.as_ref().map(|i| i.as_str()),
     );
 
     let args = controller_args(
@@ -202,30 +208,36 @@ pub fn manager(
 
     let env = spec.env.unwrap_or_default();
     check_env(checker, &env);
-    let env = collapse_env(env);
+    let env = collapse_env(env.iter().map(|var| var.to_kube()).collect());
 
     let node_placement = spec.node_placement.unwrap_or_default();
-    let node_selector_path = FieldPath::from("spec.nodePlacement.nodeSelector");
     let extra_selector = node_placement.node_selector.unwrap_or_default();
-    check_labels(checker, &node_selector_path, &extra_selector);
+    check_labels(checker, &extra_selector);
     let mut node_selector = BTreeMap::from([("kubernetes.io/os".to_owned(), "linux".to_owned())]);
-    node_selector.extend(extra_selector);
+    node_selector.extend(kube::string_map(&extra_selector));
     let tolerations = node_placement.tolerations;
-    for (index, toleration) in tolerations.iter().flatten().enumerate() {
-        check_toleration(
-            checker,
-            &FieldPath::from("spec.nodePlacement.tolerations").index(index),
-            toleration,
-        );
+    for toleration in tolerations.iter().flatten() {
+        check_toleration(checker, toleration);
     }
+    let tolerations =
+        tolerations.map(|list| list.iter().map(|toleration| toleration.to_kube()).collect());
 
     let additional = spec.additional_metadata.unwrap_or_default();
     let labels = additional.labels.unwrap_or_default();
-    let annotations = additional.annotations.unwrap_or_default();
-    check_additional_metadata(checker, &labels, &annotations);
+    check_additional_labels(checker, &labels);
+    let annotations = additional.annotations;
+    if let Some(annotations) = &annotations {
+        check_annotations(checker, annotations);
+    }
+    let annotations = annotations.map_or_else(BTreeMap::new, |a| kube::string_map(&a));
 
-    let resources = spec.controller_resources.unwrap_or_else(default_resources);
-    check_resources(checker, &resources);
+    let resources = match &spec.controller_resources {
+        Some(resources) => {
+            check_resources(checker, resources);
+            resources.to_kube()
+        }
+        None => default_resources(),
+    };
 
     let plugins = plugins::plugins(
         checker,
@@ -237,26 +249,34 @@ pub fn manager(
     if checker.has_errors() {
         return None;
     }
-    Some(Manager {
-        name: name?,
-        namespace: namespace?,
-        namespace_scoped,
-        high_availability,
-        image,
-        image_pull_policy,
-        args,
-        env,
-        node_selector,
-        tolerations,
-        labels,
-        annotations,
-        resources,
-        notification_secret: !spec.skip_notification_secret_deployment.unwrap_or(false),
-        network_policy: spec
-            .network_policy
-            .and_then(|policy| policy.enabled)
-            .unwrap_or(true),
-        plugins,
+    Some(Checked {
+        manager: Manager {
+            name: name?.inner,
+            namespace: namespace?,
+            namespace_scoped,
+            high_availability,
+            image,
+            image_pull_policy,
+            args,
+            env,
+            node_selector,
+            tolerations,
+            labels: kube::string_map(&labels),
+            annotations,
+            resources,
+            notification_secret: !spec.skip_notification_secret_deployment.unwrap_or(false),
+            network_policy: spec
+                .network_policy
+                .and_then(|policy| policy.enabled)
+                .unwrap_or(true),
+            plugins,
+        },
+        origin: Origin {
+            source: checker.source.clone(),
+            metadata: metadata_site,
+            namespace: written_namespace.map(|ns| ns.site),
+            scope,
+        },
     })
 }
 
@@ -295,10 +315,10 @@ pub fn image_repository(reference: &str) -> &str {
 }
 
 fn controller_args(
-    checker: &mut Checker<'_>,
+    checker: &mut Checker,
     namespace_scoped: bool,
     high_availability: bool,
-    extra: Vec<String>,
+    extra: Vec<Located<String>>,
 ) -> Vec<String> {
     let mut args = Vec::new();
     if namespace_scoped {
@@ -308,12 +328,12 @@ fn controller_args(
         args.push(tables::LEADER_ELECT_ARG.to_owned());
         args.push("true".to_owned());
     }
-    for (index, arg) in extra.iter().enumerate() {
+    for arg in &extra {
         let flag = arg.split_once('=').map_or(arg.as_str(), |(flag, _)| flag);
         if flag.starts_with("--") && args.iter().any(|a| a == flag) {
             checker
                 .error(
-                    &FieldPath::from("spec.extraCommandArgs").index(index),
+                    &arg.site,
                     format!("`{flag}` is already set by the renderer"),
                 )
                 .with_hint(match flag {
@@ -322,27 +342,33 @@ fn controller_args(
                 });
         }
     }
-    args.extend(extra);
+    args.extend(extra.into_iter().map(|arg| arg.inner));
     args
 }
 
-fn check_env(checker: &mut Checker<'_>, env: &[EnvVar]) {
-    for (index, var) in env.iter().enumerate() {
-        if let Some(problem) = syntax::env_var_name(&var.name) {
-            checker.error(
-                &FieldPath::from("spec.env").index(index).key("name"),
-                format!(
-                    "`{}` is not a valid environment variable name: it {problem}",
-                    var.name
-                ),
-            );
+fn check_env(checker: &mut Checker, env: &[Located<kube::EnvVar>]) {
+    for var in env {
+        match &var.name {
+            Some(name) => {
+                if let Some(problem) = syntax::env_var_name(name) {
+                    checker.error(
+                        &name.site,
+                        format!(
+                            "`{}` is not a valid environment variable name: it {problem}",
+                            name.inner
+                        ),
+                    );
+                }
+            }
+            None => {
+                checker
+                    .error(&var.site, "an environment variable needs a `name`")
+                    .with_hint("add `name: VARIABLE_NAME`");
+            }
         }
-        if var.value.as_deref().is_some_and(|v| !v.is_empty()) && var.value_from.is_some() {
+        if var.value.as_ref().is_some_and(|v| !v.is_empty()) && var.value_from.is_some() {
             checker
-                .error(
-                    &FieldPath::from("spec.env").index(index),
-                    "`value` and `valueFrom` cannot both be set",
-                )
+                .error(&var.site, "`value` and `valueFrom` cannot both be set")
                 .with_hint("keep one of them");
         }
     }
@@ -357,139 +383,152 @@ fn collapse_env(env: Vec<EnvVar>) -> Vec<EnvVar> {
 }
 
 /// Label keys and values as the API server validates them.
-fn check_labels(checker: &mut Checker<'_>, path: &FieldPath, labels: &BTreeMap<String, String>) {
+fn check_labels(checker: &mut Checker, labels: &StringMap) {
     for (key, value) in labels {
-        let entry = path.key(key);
         if let Some(problem) = syntax::qualified_name(key) {
             checker
-                .key_error(
-                    &entry,
-                    format!("`{key}` is not a valid label key: {problem}"),
+                .error(
+                    &key.site,
+                    format!("`{}` is not a valid label key: {problem}", key.inner),
                 )
                 .with_hint("label keys look like `team` or `example.com/team`");
         }
         if let Some(problem) = syntax::label_value(value) {
             checker
                 .error(
-                    &entry,
-                    format!("`{value}` is not a valid label value: it {problem}"),
+                    &value.site,
+                    format!("`{}` is not a valid label value: it {problem}", value.inner),
                 )
                 .with_hint("put free text in an annotation instead");
         }
     }
 }
 
-fn check_additional_metadata(
-    checker: &mut Checker<'_>,
-    labels: &BTreeMap<String, String>,
-    annotations: &BTreeMap<String, String>,
-) {
-    let labels_path = FieldPath::from("spec.additionalMetadata.labels");
-    check_labels(checker, &labels_path, labels);
-    if let Some(value) = labels.get(tables::SELECTOR_KEY) {
+fn check_additional_labels(checker: &mut Checker, labels: &StringMap) {
+    check_labels(checker, labels);
+    if let Some((key, value)) = labels
+        .iter()
+        .find(|(key, _)| key.as_str() == tables::SELECTOR_KEY)
+    {
         checker
-            .key_warning(
-                &labels_path.key(tables::SELECTOR_KEY),
-                format!("relabels every object and the controller pods `{}: {value}`, but the metrics Service and the NetworkPolicy still select `{}`", tables::SELECTOR_KEY, tables::RESOURCE_NAME),
+            .warning(
+                &key.site,
+                format!(
+                    "relabels every object and the controller pods `{}: {}`, but the metrics Service and the NetworkPolicy still select `{}`",
+                    tables::SELECTOR_KEY,
+                    value.inner,
+                    tables::RESOURCE_NAME
+                ),
             )
             .with_hint("use another label key");
     }
-    let annotations_path = FieldPath::from("spec.additionalMetadata.annotations");
+}
+
+fn check_annotations(checker: &mut Checker, annotations: &Located<StringMap>) {
     let mut total = 0;
-    for (key, value) in annotations {
+    for (key, value) in annotations.iter() {
         total += key.len() + value.len();
         if let Some(problem) = syntax::annotation_key(key) {
             checker
-                .key_error(
-                    &annotations_path.key(key),
-                    format!("`{key}` is not a valid annotation key: {problem}"),
+                .error(
+                    &key.site,
+                    format!("`{}` is not a valid annotation key: {problem}", key.inner),
                 )
                 .with_hint("annotation keys look like `description` or `example.com/owner`");
+        }
+        if key.as_str() == tables::CHECKSUM_ANNOTATION {
+            checker
+                .warning(
+                    &key.site,
+                    "is replaced on the pod template by the checksum of the ConfigMap",
+                )
+                .with_hint("remove it");
         }
     }
     if total > syntax::MAX_ANNOTATIONS_BYTES {
         checker.error(
-            &annotations_path,
+            &annotations.site,
             format!(
                 "the annotations take {total} bytes; the API server accepts at most {} per object",
                 syntax::MAX_ANNOTATIONS_BYTES
             ),
         );
     }
-    if annotations.contains_key(tables::CHECKSUM_ANNOTATION) {
-        checker
-            .key_warning(
-                &annotations_path.key(tables::CHECKSUM_ANNOTATION),
-                "is replaced on the pod template by the checksum of the ConfigMap",
-            )
-            .with_hint("remove it");
-    }
 }
 
-fn check_toleration(checker: &mut Checker<'_>, path: &FieldPath, toleration: &Toleration) {
-    let operator = toleration.operator.as_deref().unwrap_or("Equal");
-    if !matches!(operator, "Equal" | "Exists") {
+fn check_toleration(checker: &mut Checker, toleration: &Located<Toleration>) {
+    let operator = toleration.operator.as_ref();
+    let operator_text = operator.map_or("Equal", |o| o.as_str());
+    if let Some(operator) = operator
+        && !matches!(operator.as_str(), "Equal" | "Exists")
+    {
         checker
             .error(
-                &path.key("operator"),
-                format!("`{operator}` is not a toleration operator"),
+                &operator.site,
+                format!("`{}` is not a toleration operator", operator.inner),
             )
             .with_hint("use `Equal` or `Exists`");
     }
-    if operator == "Exists" && toleration.value.as_deref().is_some_and(|v| !v.is_empty()) {
+    if operator_text == "Exists"
+        && let Some(value) = toleration.value.as_ref().filter(|v| !v.is_empty())
+    {
         checker
             .error(
-                &path.key("value"),
+                &value.site,
                 "a toleration with operator `Exists` cannot have a value",
             )
             .with_hint("remove `value`, or use operator `Equal`");
     }
-    if let Some(effect) = toleration.effect.as_deref()
-        && !matches!(effect, "" | "NoSchedule" | "PreferNoSchedule" | "NoExecute")
+    if let Some(effect) = &toleration.effect
+        && !matches!(
+            effect.as_str(),
+            "" | "NoSchedule" | "PreferNoSchedule" | "NoExecute"
+        )
     {
         checker
             .error(
-                &path.key("effect"),
-                format!("`{effect}` is not a taint effect"),
+                &effect.site,
+                format!("`{}` is not a taint effect", effect.inner),
             )
             .with_hint("use `NoSchedule`, `PreferNoSchedule` or `NoExecute`");
     }
-    if let Some(key) = toleration.key.as_deref().filter(|k| !k.is_empty())
+    let key = toleration.key.as_ref().filter(|k| !k.is_empty());
+    if let Some(key) = key
         && let Some(problem) = syntax::qualified_name(key)
     {
         checker.error(
-            &path.key("key"),
-            format!("`{key}` is not a valid taint key: {problem}"),
+            &key.site,
+            format!("`{}` is not a valid taint key: {problem}", key.inner),
         );
     }
-    if toleration.key.as_deref().is_none_or(str::is_empty) && operator != "Exists" {
+    if key.is_none() && operator_text != "Exists" {
         checker
             .error(
-                path,
+                &toleration.site,
                 "a toleration without a key must use operator `Exists`",
             )
             .with_hint("add `operator: Exists`, or a `key`");
     }
-    if toleration.toleration_seconds.is_some() && toleration.effect.as_deref() != Some("NoExecute")
+    if let Some(seconds) = &toleration.toleration_seconds
+        && toleration.effect.as_ref().map(|e| e.as_str()) != Some("NoExecute")
     {
         checker
             .error(
-                &path.key("tolerationSeconds"),
+                &seconds.site,
                 "`tolerationSeconds` only applies to the `NoExecute` effect",
             )
             .with_hint("set `effect: NoExecute`, or remove `tolerationSeconds`");
     }
 }
 
-fn check_resources(checker: &mut Checker<'_>, resources: &ResourceRequirements) {
-    let path = FieldPath::from("spec.controllerResources");
-    for (field, list) in [
-        ("limits", &resources.limits),
-        ("requests", &resources.requests),
-    ] {
-        for (name, Quantity(value)) in list.iter().flatten() {
+fn check_resources(checker: &mut Checker, resources: &kube::ResourceRequirements) {
+    for list in [&resources.limits, &resources.requests]
+        .into_iter()
+        .flatten()
+    {
+        for value in list.values() {
             if let Some(problem) = syntax::quantity(value) {
-                checker.error(&path.key(field).key(name), format!("`{value}` {problem}"));
+                checker.error(&value.site, format!("`{}` {problem}", value.inner));
             }
         }
     }

@@ -1,17 +1,18 @@
 //! Plugin rules: everything the Argo Rollouts controller would fail on at start-up (and
 //! crash-loop), caught while rendering, plus what it would silently get wrong.
 //!
-//! The controller (utils/plugin/downloader.go) parses each location with Go's
-//! `url.ParseRequestURI`, downloads `http`/`https` or copies `file` locations (path = host +
-//! path, relative to its working directory), installs the binary at `plugin-bin/<name>`, and
-//! compares a non-empty `sha256` case-sensitively with the SHA-256 of what it downloaded.
+//! The controller (utils/plugin/downloader.go) parses each location (see [`super::location`]),
+//! downloads `http`/`https` or copies `file` locations, installs the binary at
+//! `plugin-bin/<name>`, and compares a non-empty `sha256` case-sensitively with the SHA-256 of
+//! what it downloaded.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
+use super::location::{Location, parse_location, resolve_file};
 use super::{Checker, Hint};
-use crate::diag::FieldPath;
+use crate::input::located::{Located, Site};
 use crate::model;
 use crate::options::Options;
 use crate::render::{catalog, tables};
@@ -20,57 +21,46 @@ use crate::spec::{Plugin, PluginKind, Plugins};
 /// Validates and resolves the three plugin lists, sorted by name, with the OpenShift route
 /// plugin added when asked for.
 pub fn plugins(
-    checker: &mut Checker<'_>,
+    checker: &mut Checker,
     raw: model::Plugins,
     options: &Options,
     namespace_scoped: bool,
 ) -> Plugins {
     let mut resolved = Plugins::default();
-    let mut seen: BTreeMap<String, FieldPath> = BTreeMap::new();
+    // Where each plugin name was written, and the entry it names.
+    let mut seen: BTreeMap<String, (Site, Site)> = BTreeMap::new();
     let lists = [
         (PluginKind::TrafficRouter, raw.traffic_management),
         (PluginKind::MetricProvider, raw.metric),
         (PluginKind::Step, raw.step),
     ];
     for (kind, list) in lists {
-        let list_path = FieldPath::from("spec.plugins").key(kind.spec_field());
-        for (index, plugin) in list.unwrap_or_default().into_iter().enumerate() {
-            let path = list_path.index(index);
+        for entry in list.unwrap_or_default() {
             let context = Context {
                 kind,
-                path: &path,
                 options,
                 namespace_scoped,
             };
-            let Some(plugin) = self::plugin(checker, &context, plugin) else {
+            let entry_site = entry.site.clone();
+            let Some((plugin, name_site)) = self::plugin(checker, &context, entry) else {
                 continue;
             };
-            if let Some(first) = seen.get(&plugin.name) {
+            if let Some((first, _)) = seen.get(&plugin.name) {
                 let message = format!(
-                    "the plugin `{}` is already configured at {first}",
-                    plugin.name
+                    "the plugin `{}` is already configured at {}",
+                    plugin.name, first.path
                 );
                 checker
-                    .error(&path.key("name"), message)
+                    .error(&name_site, message)
                     .with_hint("the controller installs every plugin at `plugin-bin/<name>`, so two entries with one name overwrite each other; remove one");
                 continue;
             }
-            seen.insert(plugin.name.clone(), path.key("name"));
+            seen.insert(plugin.name.clone(), (name_site, entry_site));
             resolved.list_mut(kind).push(plugin);
         }
     }
+    // A traffic entry of this name is refused (reserved), so the added one is the only one.
     if let Some(location) = &options.openshift_route_plugin {
-        if let Some(path) = seen.get(tables::OPENSHIFT_PLUGIN_NAME) {
-            checker
-                .error(
-                    path,
-                    format!(
-                        "`{}` is added by --openshift-route-plugin already",
-                        tables::OPENSHIFT_PLUGIN_NAME
-                    ),
-                )
-                .with_hint("remove this entry, or render without --openshift-route-plugin");
-        }
         resolved.traffic_router.push(Plugin {
             name: tables::OPENSHIFT_PLUGIN_NAME.to_owned(),
             location: location.clone(),
@@ -93,9 +83,9 @@ pub fn plugins(
 /// Warns when a well-known plugin lacks the permissions it needs in the controller's role
 /// (the upstream rules plus every plugin's `rules`), with the rules to add.
 fn check_known_plugins(
-    checker: &mut Checker<'_>,
+    checker: &mut Checker,
     plugins: &Plugins,
-    paths: &BTreeMap<String, FieldPath>,
+    sites: &BTreeMap<String, (Site, Site)>,
 ) {
     let extra: Vec<&PolicyRule> = plugins
         .all()
@@ -109,20 +99,20 @@ fn check_known_plugins(
         if missing.is_empty() {
             continue;
         }
-        let Some(path) = paths.get(&plugin.name) else {
+        let Some((name, entry)) = sites.get(&plugin.name) else {
             continue;
         };
-        let entry = FieldPath::from_segments(&path.segments()[..path.segments().len() - 1]);
         checker
             .warning(
-                path,
+                name,
                 format!(
                     "`{}` needs permissions the controller's role does not have: plugins run inside the controller, with its ServiceAccount",
                     plugin.name
                 ),
             )
             .with_hint(format!(
-                "add them to this plugin entry ({entry}), as its docs say ({}):\n{}",
+                "add them to this plugin entry ({}), as its docs say ({}):\n{}",
+                entry.path,
                 known.project,
                 catalog::rules_yaml(&missing, "      ")
             ));
@@ -131,17 +121,22 @@ fn check_known_plugins(
 
 struct Context<'a> {
     kind: PluginKind,
-    path: &'a FieldPath,
     options: &'a Options,
     namespace_scoped: bool,
 }
 
-fn plugin(checker: &mut Checker<'_>, cx: &Context<'_>, raw: model::Plugin) -> Option<Plugin> {
-    let path = cx.path;
+/// One plugin entry, resolved, and the site of its name.
+fn plugin(
+    checker: &mut Checker,
+    cx: &Context<'_>,
+    entry: Located<model::Plugin>,
+) -> Option<(Plugin, Site)> {
+    let site = entry.site;
+    let raw = entry.inner;
     let name = match raw.name.filter(|name| !name.is_empty()) {
         None => {
             checker
-                .error(path, "a plugin needs a `name`")
+                .error(&site, "a plugin needs a `name`")
                 .with_hint("name it `<namespace>/<name>`, e.g. `argoproj-labs/gatewayAPI`");
             None
         }
@@ -150,23 +145,24 @@ fn plugin(checker: &mut Checker<'_>, cx: &Context<'_>, raw: model::Plugin) -> Op
     let location = match raw.location.filter(|location| !location.is_empty()) {
         None => {
             checker
-                .error(path, "a plugin needs a `location`")
+                .error(&site, "a plugin needs a `location`")
                 .with_hint("give the `https://` or `file://` URL of the plugin binary");
             None
         }
         Some(location) => Some(location),
     };
-    let parsed = location
-        .as_deref()
-        .and_then(|location| check_location(checker, cx, name.as_deref(), location));
-    let sha256 = raw.sha256.unwrap_or_default();
-    check_sha256(checker, cx, &sha256, parsed.as_ref());
+    let parsed = location.as_ref().and_then(|location| {
+        check_location(checker, cx, name.as_ref().map(|n| n.as_str()), location)
+    });
+    check_sha256(checker, cx, &site, raw.sha256.as_ref(), parsed.as_ref());
 
-    let disabled = raw.disabled.unwrap_or(false);
-    if raw.disabled.is_some() && cx.kind != PluginKind::Step {
+    let disabled = raw.disabled.as_ref().is_some_and(|d| d.inner);
+    if let Some(flag) = &raw.disabled
+        && cx.kind != PluginKind::Step
+    {
         checker
             .error(
-                &path.key("disabled"),
+                &flag.site,
                 format!(
                     "`disabled` applies to step plugins only; the controller ignores it on a {}",
                     cx.kind.noun()
@@ -177,45 +173,51 @@ fn plugin(checker: &mut Checker<'_>, cx: &Context<'_>, raw: model::Plugin) -> Op
 
     let headers_from: Vec<String> = raw
         .headers_from
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-        .filter_map(|(index, header)| {
-            let name = header.secret_ref.and_then(|r| r.name).filter(|n| !n.is_empty());
+        .iter()
+        .flat_map(|headers| headers.iter())
+        .filter_map(|header| {
+            let name = header
+                .secret_ref
+                .as_ref()
+                .and_then(|r| r.name.as_ref())
+                .filter(|n| !n.is_empty());
             if name.is_none() {
                 checker
-                    .error(
-                        &path.key("headersFrom").index(index),
-                        "`headersFrom` entries need `secretRef.name`",
-                    )
+                    .error(&header.site, "`headersFrom` entries need `secretRef.name`")
                     .with_hint("name the Secret (in the controller's namespace) whose entries become HTTP headers");
             }
-            name
+            name.map(|name| name.inner.clone())
         })
         .collect();
-    if !headers_from.is_empty() && matches!(parsed, Some(Location::File { .. })) {
+    if let (Some(headers), Some(Location::File { .. })) = (&raw.headers_from, &parsed)
+        && !headers_from.is_empty()
+    {
         checker
             .warning(
-                &path.key("headersFrom"),
+                &headers.site,
                 "`headersFrom` is only used to download http(s) locations; this one is a file",
             )
             .with_hint("remove `headersFrom`");
     }
 
     let rules = raw.rules.unwrap_or_default();
-    for (index, rule) in rules.iter().enumerate() {
-        check_rule(checker, cx, &path.key("rules").index(index), rule);
+    for rule in &rules {
+        check_rule(checker, cx, rule);
     }
 
-    Some(Plugin {
-        name: name?,
-        location: location?,
-        sha256,
-        args: raw.args.unwrap_or_default(),
-        disabled,
-        headers_from,
-        rules,
-    })
+    let name = name?;
+    Some((
+        Plugin {
+            name: name.inner,
+            location: location?.inner,
+            sha256: raw.sha256.map(|s| s.inner).unwrap_or_default(),
+            args: raw.args.unwrap_or_default(),
+            disabled,
+            headers_from,
+            rules: rules.iter().map(|rule| rule.to_kube()).collect(),
+        },
+        name.site,
+    ))
 }
 
 /// `^[A-Za-z0-9-]+/[A-Za-z0-9_.-]+$`, checked by the controller at start-up.
@@ -233,26 +235,32 @@ fn is_plugin_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
 }
 
-fn check_name(checker: &mut Checker<'_>, cx: &Context<'_>, name: String) -> Option<String> {
-    let path = cx.path.key("name");
+fn check_name(
+    checker: &mut Checker,
+    cx: &Context<'_>,
+    name: Located<String>,
+) -> Option<Located<String>> {
     if !is_plugin_name(&name) {
         checker
-            .error(&path, format!("`{name}` is not a plugin name"))
+            .error(&name.site, format!("`{}` is not a plugin name", name.inner))
             .with_hint("write `<namespace>/<name>`: letters, digits and '-' before the slash; letters, digits, '_', '.' and '-' after it (e.g. `argoproj-labs/gatewayAPI`)");
         return None;
     }
     if name.ends_with("/.") || name.ends_with("/..") {
         checker
             .error(
-                &path,
-                format!("`{name}` would be installed at a directory of `plugin-bin/`, not in it"),
+                &name.site,
+                format!(
+                    "`{}` would be installed at a directory of `plugin-bin/`, not in it",
+                    name.inner
+                ),
             )
             .with_hint("the part after the slash may not be `.` or `..`");
         return None;
     }
-    if cx.kind == PluginKind::TrafficRouter && name == tables::OPENSHIFT_PLUGIN_NAME {
+    if cx.kind == PluginKind::TrafficRouter && name.as_str() == tables::OPENSHIFT_PLUGIN_NAME {
         checker
-            .error(&path, format!("`{name}` is reserved: the operator adds it itself"))
+            .error(&name.site, format!("`{}` is reserved: the operator adds it itself", name.inner))
             .with_hint("remove this entry and render with `--openshift-route-plugin` (or `--openshift-route-plugin=LOCATION`)");
         return None;
     }
@@ -260,29 +268,29 @@ fn check_name(checker: &mut Checker<'_>, cx: &Context<'_>, name: String) -> Opti
 }
 
 fn check_location(
-    checker: &mut Checker<'_>,
+    checker: &mut Checker,
     cx: &Context<'_>,
     name: Option<&str>,
-    location: &str,
+    location: &Located<String>,
 ) -> Option<Location> {
-    let path = cx.path.key("location");
+    let site = &location.site;
     let parsed = match parse_location(location) {
         Ok(parsed) => parsed,
         Err((problem, hint)) => {
-            checker.error(&path, problem).with_hint(hint);
+            checker.error(site, problem).with_hint(hint);
             return None;
         }
     };
     match &parsed {
         Location::File { path: file } => {
             if let Some(name) = name {
-                check_file_target(checker, &path, name, file);
+                check_file_target(checker, site, name, file);
             }
         }
         Location::Download { secure: false } => {
             checker
                 .warning(
-                    &path,
+                    site,
                     "plain http: the download can be read and altered on the way",
                 )
                 .with_hint("use https, and pin the binary with `sha256`");
@@ -296,7 +304,7 @@ fn check_location(
             .any(|prefix| location.starts_with(prefix.as_str()))
     {
         checker
-            .error(&path, "this location is not allowed here")
+            .error(site, "this location is not allowed here")
             .with_hint(format!(
                 "locations must start with one of: {} (--allow-plugin-location)",
                 allowed.join(", ")
@@ -305,256 +313,93 @@ fn check_location(
     Some(parsed)
 }
 
-/// A location as the controller reads it.
-#[derive(Debug, PartialEq, Eq)]
-enum Location {
-    Download {
-        secure: bool,
-    },
-    /// The path the controller copies from: host + path, percent-decoded, as written.
-    File {
-        path: String,
-    },
-}
-
-/// The checks of Go's `url.ParseRequestURI` that matter here, and the controller's scheme
-/// rule. Errors come with a hint.
-fn parse_location(location: &str) -> Result<Location, (String, String)> {
-    let fail = |problem: &str, hint: &str| Err((problem.to_owned(), hint.to_owned()));
-    if location
-        .chars()
-        .any(|c| c.is_whitespace() || c.is_control())
-    {
-        return fail(
-            "a location may not contain spaces or control characters",
-            "percent-encode them, e.g. a space as %20",
-        );
-    }
-    let scheme_end = location.find(':').filter(|&end| {
-        let scheme = &location[..end];
-        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-    });
-    let Some(scheme_end) = scheme_end else {
-        return fail(
-            "the location has no scheme",
-            "write `https://…` for a download or `file://…` for a file in the controller's image or volumes",
-        );
-    };
-    let scheme = location[..scheme_end].to_ascii_lowercase();
-    let rest = &location[scheme_end + 1..];
-    if !matches!(scheme.as_str(), "http" | "https" | "file") {
-        return fail(
-            &format!(
-                "the scheme `{scheme}` is not supported: the controller only downloads http(s) and copies file locations"
-            ),
-            "use `https://…` or `file://…`",
-        );
-    }
-    if !rest.starts_with('/') {
-        return fail(
-            "the controller cannot parse this location (Go's url.ParseRequestURI needs `//host/path` or `/path` after the scheme)",
-            &format!("write `{scheme}://…`"),
-        );
-    }
-    check_escapes(rest)?;
-    let (host, path) = match rest.strip_prefix("//") {
-        Some(authority_and_path) => {
-            let end = authority_and_path
-                .find(['/', '?'])
-                .unwrap_or(authority_and_path.len());
-            (&authority_and_path[..end], &authority_and_path[end..])
-        }
-        None => ("", rest),
-    };
-    let host_part = host.rsplit_once('@').map_or(host, |(_, host)| host);
-    if let Some(problem) = host_problem(host_part) {
-        return fail(&problem, "check the host and port of the location");
-    }
-    if scheme == "file" {
-        let path = path.split_once('?').map_or(path, |(path, _)| path);
-        return Ok(Location::File {
-            path: format!("{host}{}", percent_decode(path)),
-        });
-    }
-    if host_part.is_empty() {
-        return fail("the location has no host", "write `https://host/path`");
-    }
-    Ok(Location::Download {
-        secure: scheme == "https",
-    })
-}
-
-fn check_escapes(s: &str) -> Result<(), (String, String)> {
-    let bytes = s.as_bytes();
-    for (i, c) in bytes.iter().enumerate() {
-        if *c == b'%'
-            && !(bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-                && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
-        {
-            return Err((
-                "the location has an invalid percent escape".to_owned(),
-                "write `%` as `%25`".to_owned(),
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn host_problem(host: &str) -> Option<String> {
-    let (name, port) = if let Some(rest) = host.strip_prefix('[') {
-        match rest.split_once(']') {
-            Some((_, port)) => ("", port),
-            None => return Some("the IPv6 host has no closing `]`".to_owned()),
-        }
-    } else {
-        match host.rsplit_once(':') {
-            Some((name, port)) => (name, port),
-            None => (host, ""),
-        }
-    };
-    let port = port.strip_prefix(':').unwrap_or(port);
-    if !port.bytes().all(|c| c.is_ascii_digit()) {
-        return Some(format!("the port `{port}` is not a number"));
-    }
-    let valid = name.bytes().all(|c| {
-        c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'%'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-            )
-    });
-    (!valid).then(|| format!("the host `{name}` has characters a host cannot have"))
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |j: usize| (bytes.get(j).copied().map(char::from)).and_then(|c| c.to_digit(16));
-        match (bytes[i], hex(i + 1), hex(i + 2)) {
-            (b'%', Some(high), Some(low)) => {
-                out.push(u8::try_from(high * 16 + low).unwrap_or(b'%'));
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Resolves a file location against the controller's working directory, as `filepath.Abs`.
-fn resolve_file(path: &str) -> String {
-    let joined = if path.starts_with('/') {
-        path.to_owned()
-    } else {
-        format!("{}/{path}", tables::CONTROLLER_WORKDIR)
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for part in joined.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            part => parts.push(part),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
-
-fn check_file_target(checker: &mut Checker<'_>, path: &FieldPath, name: &str, file: &str) {
+/// A `file:` location must name a file that exists when the controller starts: not its
+/// working directory, not the plugin's own install path (the copy would truncate it), and not
+/// anything inside the emptyDir volumes the renderer mounts (`plugin-bin/` and `/tmp` are empty
+/// at start).
+fn check_file_target(checker: &mut Checker, site: &Site, name: &str, file: &str) {
     let resolved = resolve_file(file);
     let install_path = format!("{}/{name}", tables::PLUGIN_BIN_DIR);
-    let namespace_dir = install_path.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let inside = |dir: &str| {
+        resolved == dir
+            || resolved
+                .strip_prefix(dir)
+                .is_some_and(|rest| rest.starts_with('/'))
+    };
     let problem = if resolved == tables::CONTROLLER_WORKDIR {
         Some("resolves to the controller's working directory, not a file".to_owned())
     } else if resolved == install_path {
         Some(format!(
             "is the plugin's own install path `{install_path}`: the controller would truncate it while copying it onto itself"
         ))
-    } else if resolved == tables::PLUGIN_BIN_DIR || resolved == namespace_dir {
+    } else if let Some((_, dir)) = tables::EMPTY_DIR_MOUNTS
+        .into_iter()
+        .find(|(_, dir)| inside(dir))
+    {
         Some(format!(
-            "resolves to the directory `{resolved}`, not a file"
+            "resolves to `{resolved}`, inside the emptyDir volume mounted at `{dir}`: it is empty when the controller starts, so there is nothing to copy"
         ))
     } else {
         None
     };
     if let Some(problem) = problem {
         checker
-            .error(path, format!("this file location {problem}"))
+            .error(site, format!("this file location {problem}"))
             .with_hint(format!(
-                "file paths are relative to `{}`; point at the binary shipped in the image or a mounted volume, outside `plugin-bin/`",
+                "file paths are relative to `{}`; point at the binary shipped in the image or a mounted volume, outside `plugin-bin/` and `/tmp`",
                 tables::CONTROLLER_WORKDIR
             ));
     }
 }
 
 fn check_sha256(
-    checker: &mut Checker<'_>,
+    checker: &mut Checker,
     cx: &Context<'_>,
-    sha256: &str,
-    location: Option<&Location>,
+    entry: &Site,
+    sha256: Option<&Located<String>>,
+    parsed: Option<&Location>,
 ) {
-    let path = cx.path.key("sha256");
+    let digest = sha256.map_or("", |s| s.as_str());
     let is_hex = |s: &str| s.bytes().all(|c| c.is_ascii_hexdigit());
-    if !sha256.is_empty() {
-        if sha256.len() == 64 && is_hex(sha256) && sha256.bytes().any(|c| c.is_ascii_uppercase()) {
+    if let Some(sha256) = sha256.filter(|s| !s.is_empty()) {
+        if digest.len() == 64 && is_hex(digest) && digest.bytes().any(|c| c.is_ascii_uppercase()) {
             checker
                 .error(
-                    &path,
+                    &sha256.site,
                     "must be lower case: the controller compares digests case-sensitively",
                 )
-                .with_hint(format!("write `{}`", sha256.to_ascii_lowercase()));
-        } else if sha256.len() == 40 && is_hex(sha256) {
+                .with_hint(format!("write `{}`", digest.to_ascii_lowercase()));
+        } else if digest.len() == 40 && is_hex(digest) {
             checker
-                .error(&path, "looks like a SHA-1 digest (40 hex characters), but the controller checks SHA-256 (64 lowercase hex characters) and would refuse the plugin")
+                .error(&sha256.site, "looks like a SHA-1 digest (40 hex characters), but the controller checks SHA-256 (64 lowercase hex characters) and would refuse the plugin")
                 .with_hint("compute it with `sha256sum <plugin binary>`, or take it from the release's checksums file");
-        } else if !(sha256.len() == 64 && is_hex(sha256)) {
-            let message = match sha256.split_once(':') {
+        } else if !(digest.len() == 64 && is_hex(digest)) {
+            let message = match digest.split_once(':') {
                 Some(("sha256", _)) => "must be the bare digest, without a `sha256:` prefix",
                 _ => "must be a SHA-256 digest: 64 lowercase hex characters",
             };
             checker
-                .error(&path, message)
+                .error(&sha256.site, message)
                 .with_hint("compute it with `sha256sum <plugin binary>`");
         }
     }
-    match location {
-        Some(Location::File { .. }) if !sha256.is_empty() => {
+    match (parsed, sha256.filter(|s| !s.is_empty())) {
+        (Some(Location::File { .. }), Some(sha256)) => {
             checker
-                .warning(&path, "is never checked for file locations")
+                .warning(&sha256.site, "is never checked for file locations")
                 .with_hint("remove it, or pin the file some other way (an image digest)");
         }
-        Some(Location::Download { .. }) if sha256.is_empty() => {
+        (Some(Location::Download { .. }), None) => {
+            // An empty digest is pointed at; a missing one at its entry.
+            let site = sha256.map_or(entry, |s| &s.site);
             let message = "no `sha256`: the controller will run whatever the location serves";
             let hint = "pin the binary: `sha256: <sha256sum of the binary>`";
             if cx.options.require_sha256 {
                 checker
-                    .error(&path, message)
+                    .error(site, message)
                     .with_hint(format!("{hint} (required by --require-sha256)"));
             } else {
-                checker.warning(&path, message).with_hint(hint);
+                checker.warning(site, message).with_hint(hint);
             }
         }
         _ => {}
@@ -562,28 +407,37 @@ fn check_sha256(
 }
 
 /// The parts of RBAC validation a plugin's rules would fail at the API server.
-fn check_rule(checker: &mut Checker<'_>, cx: &Context<'_>, path: &FieldPath, rule: &PolicyRule) {
-    let present = |list: &Option<Vec<String>>| list.as_ref().is_some_and(|l| !l.is_empty());
-    if rule.verbs.is_empty() {
+fn check_rule(checker: &mut Checker, cx: &Context<'_>, rule: &Located<model::kube::PolicyRule>) {
+    let present =
+        |list: &Option<Vec<Located<String>>>| list.as_ref().is_some_and(|l| !l.is_empty());
+    if !present(&rule.verbs) {
         checker
-            .error(path, "a rule needs `verbs`")
+            .error(&rule.site, "a rule needs `verbs`")
             .with_hint("list what the plugin may do, e.g. `verbs: [get, list, update, patch]`");
     }
     let resources = present(&rule.resources);
-    let urls = present(&rule.non_resource_urls);
-    if !resources && !urls {
+    let urls = rule
+        .non_resource_urls
+        .as_ref()
+        .filter(|urls| !urls.is_empty());
+    if !resources && urls.is_none() {
         checker
-            .error(path, "a rule needs `resources` (or `nonResourceURLs`)")
+            .error(
+                &rule.site,
+                "a rule needs `resources` (or `nonResourceURLs`)",
+            )
             .with_hint("e.g. `apiGroups: [gateway.networking.k8s.io]`, `resources: [httproutes]`");
     }
     if resources && !present(&rule.api_groups) {
         checker
-            .error(path, "a rule with `resources` needs `apiGroups`")
+            .error(&rule.site, "a rule with `resources` needs `apiGroups`")
             .with_hint("use `apiGroups: [\"\"]` for the core group");
     }
-    if urls && cx.namespace_scoped {
+    if let Some(urls) = urls
+        && cx.namespace_scoped
+    {
         checker
-            .error(&path.key("nonResourceURLs"), "`nonResourceURLs` are only allowed in a ClusterRole, and a namespace-scoped controller gets a Role")
+            .error(&urls.site, "`nonResourceURLs` are only allowed in a ClusterRole, and a namespace-scoped controller gets a Role")
             .with_hint("remove them, or make the RolloutManager cluster-scoped");
     }
 }
@@ -605,58 +459,5 @@ mod tests {
         for bad in ["gatewayAPI", "a/b/c", "a_b/c", "/b", "a/", "a/b c", "a/ü"] {
             assert!(!is_plugin_name(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn locations_parse_as_the_controller_parses_them() {
-        assert_eq!(
-            parse_location("https://github.com/x/y/releases/download/v1/p"),
-            Ok(Location::Download { secure: true })
-        );
-        assert_eq!(
-            parse_location("HTTP://h:8080/p?q=1"),
-            Ok(Location::Download { secure: false })
-        );
-        assert_eq!(
-            parse_location("file://plugin-bin/x"),
-            Ok(Location::File {
-                path: "plugin-bin/x".into()
-            })
-        );
-        assert_eq!(
-            parse_location("file:///opt/plugins/my%20plugin"),
-            Ok(Location::File {
-                path: "/opt/plugins/my plugin".into()
-            })
-        );
-        assert_eq!(
-            parse_location("file:/abs"),
-            Ok(Location::File {
-                path: "/abs".into()
-            })
-        );
-        for bad in [
-            "plugin-bin/x",
-            "ftp://h/x",
-            "file:x",
-            "https:///x",
-            "https://h:x/p",
-            "https://h/a%zz",
-            "https://h/a b",
-            "s3://b/k",
-        ] {
-            assert!(parse_location(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn file_locations_resolve_against_the_working_directory() {
-        assert_eq!(
-            resolve_file("plugin-bin/a/b"),
-            "/home/argo-rollouts/plugin-bin/a/b"
-        );
-        assert_eq!(resolve_file("./x/../y"), "/home/argo-rollouts/y");
-        assert_eq!(resolve_file(""), "/home/argo-rollouts");
-        assert_eq!(resolve_file("/opt/p"), "/opt/p");
     }
 }

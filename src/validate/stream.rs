@@ -4,168 +4,75 @@
 //! in configmap").
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use crate::diag::{Diagnostic, Diagnostics, FieldPath};
-use crate::input::yaml::{Document, Node, Value};
+use super::{Checked, Origin};
+use crate::diag::{Diagnostic, Diagnostics, Location};
+use crate::input::located::Site;
+use crate::model::uses::PluginUse;
 use crate::spec::{Manager, PluginKind};
 
-/// A rendered manager and the document it came from.
-pub struct Site<'a> {
-    pub manager: &'a Manager,
-    pub document: &'a Document,
+fn locate(source: &Arc<str>, site: &Site) -> Location {
+    Location {
+        source: source.clone(),
+        pos: Some(site.pos),
+    }
 }
 
-impl Site<'_> {
-    fn location(&self, path: &str) -> crate::diag::Location {
-        let path = FieldPath::from(path);
-        self.document.location(self.document.root.locate(&path))
-    }
-
-    fn describe(&self) -> String {
-        let pos = self.document.root.locate(&FieldPath::from("metadata"));
+impl Origin {
+    fn describe(&self, manager: &Manager) -> String {
         format!(
             "`{}` ({}:{})",
-            self.manager.name, self.document.source, pos.line
+            manager.name, self.source, self.metadata.pos.line
         )
     }
 }
 
 /// One controller per namespace, and a cluster-scoped controller only on its own.
-pub fn check_managers(sites: &[Site<'_>], diagnostics: &mut Diagnostics) {
-    let mut first_in_namespace: HashMap<&str, &Site<'_>> = HashMap::new();
-    for site in sites {
-        if let Some(first) = first_in_namespace.get(site.manager.namespace.as_str()) {
+pub fn check_managers(checked: &[&Checked], diagnostics: &mut Diagnostics) {
+    let mut first_in_namespace: HashMap<&str, &Checked> = HashMap::new();
+    for this in checked {
+        let (manager, origin) = (&this.manager, &this.origin);
+        if let Some(first) = first_in_namespace.get(manager.namespace.as_str()) {
+            let (site, from) = match &origin.namespace {
+                Some(site) => (site, ""),
+                None => (&origin.metadata, " (the namespace given as an option)"),
+            };
             diagnostics.push(
                 Diagnostic::error(format!(
-                    "a second RolloutManager in namespace `{}`; the first is {}",
-                    site.manager.namespace,
-                    first.describe()
+                    "a second RolloutManager in namespace `{}`{from}; the first is {}",
+                    manager.namespace,
+                    first.origin.describe(&first.manager)
                 ))
-                .at(site.location("metadata.namespace"))
-                .path(FieldPath::from("metadata.namespace"))
+                .at(locate(&origin.source, site))
+                .path(site.path.clone())
                 .hint("one namespace runs one Argo Rollouts controller; merge the two RolloutManagers"),
             );
             continue;
         }
-        first_in_namespace.insert(&site.manager.namespace, site);
-        if site.manager.namespace_scoped {
+        first_in_namespace.insert(&manager.namespace, this);
+        if manager.namespace_scoped {
             continue;
         }
-        if let Some(other) = sites.iter().find(|other| !std::ptr::eq(*other, site)) {
+        if let Some(other) = checked.iter().find(|other| !std::ptr::eq(**other, *this)) {
             diagnostics.push(
                 Diagnostic::error(format!(
-                    "this RolloutManager is cluster-scoped, so its controller watches every namespace, and {} is here too",
-                    other.describe()
+                    "this RolloutManager is cluster-scoped (no `namespaceScoped: true`), so its controller watches every namespace, and {} is here too",
+                    other.origin.describe(&other.manager)
                 ))
-                .at(site.location("spec.namespaceScoped"))
-                .path(FieldPath::from("spec.namespaceScoped"))
+                .at(locate(&origin.source, &origin.scope))
+                .path(origin.scope.path.clone())
                 .hint("two controllers would act on the same Rollouts: set `namespaceScoped: true` on all of them, or keep only one"),
             );
         }
     }
 }
 
-/// A plugin named by a Rollout or an analysis template.
-#[derive(Clone, Debug)]
-pub struct Reference<'a> {
-    pub kind: PluginKind,
-    pub name: String,
-    pub document: &'a Document,
-    pub path: FieldPath,
-    /// Whether `path` ends at a map key naming the plugin (rather than at a `name:` value).
-    pub at_key: bool,
-}
-
-/// The plugins a passthrough document uses.
-pub fn references(document: &Document) -> Vec<Reference<'_>> {
-    let root = &document.root;
-    let kind = root.get("kind").and_then(Node::scalar).unwrap_or_default();
-    let group = root
-        .get("apiVersion")
-        .and_then(Node::scalar)
-        .and_then(|v| v.split_once('/'))
-        .map_or("", |(group, _)| group);
-    if group != "argoproj.io" {
-        return Vec::new();
-    }
-    let mut found = Vec::new();
-    let mut map_keys = |kind: PluginKind, path: FieldPath, node: Option<&Node>| {
-        if let Some(Node {
-            value: Value::Map(entries),
-            ..
-        }) = node
-        {
-            for entry in entries {
-                if let Some(name) = entry.key.scalar() {
-                    found.push(Reference {
-                        kind,
-                        name: name.to_owned(),
-                        document,
-                        path: path.key(name),
-                        at_key: true,
-                    });
-                }
-            }
-        }
-    };
-    let get_path = |path: &[&str]| path.iter().try_fold(root, |node, key| node.get(key));
-    match kind {
-        "Rollout" => {
-            let canary = FieldPath::from("spec.strategy.canary");
-            map_keys(
-                PluginKind::TrafficRouter,
-                canary.key("trafficRouting").key("plugins"),
-                get_path(&["spec", "strategy", "canary", "trafficRouting", "plugins"]),
-            );
-            if let Some(Node {
-                value: Value::Seq(steps),
-                ..
-            }) = get_path(&["spec", "strategy", "canary", "steps"])
-            {
-                for (index, step) in steps.iter().enumerate() {
-                    if let Some(name) = step
-                        .get("plugin")
-                        .and_then(|p| p.get("name"))
-                        .and_then(Node::scalar)
-                    {
-                        found.push(Reference {
-                            kind: PluginKind::Step,
-                            name: name.to_owned(),
-                            document,
-                            path: canary.key("steps").index(index).key("plugin").key("name"),
-                            at_key: false,
-                        });
-                    }
-                }
-            }
-        }
-        "AnalysisTemplate" | "ClusterAnalysisTemplate" => {
-            if let Some(Node {
-                value: Value::Seq(metrics),
-                ..
-            }) = get_path(&["spec", "metrics"])
-            {
-                for (index, metric) in metrics.iter().enumerate() {
-                    map_keys(
-                        PluginKind::MetricProvider,
-                        FieldPath::from("spec.metrics")
-                            .index(index)
-                            .key("provider")
-                            .key("plugin"),
-                        metric.get("provider").and_then(|p| p.get("plugin")),
-                    );
-                }
-            }
-        }
-        _ => {}
-    }
-    found
-}
-
-/// Warns about every reference to a plugin that no manager of the input configures.
-pub fn check_references(
+/// Warns about every plugin used in `source` that no manager of the input configures.
+pub fn check_uses(
     managers: &[&Manager],
-    references: &[Reference<'_>],
+    source: &Arc<str>,
+    uses: &[PluginUse],
     diagnostics: &mut Diagnostics,
 ) {
     if managers.is_empty() {
@@ -176,40 +83,33 @@ pub fn check_references(
             .iter()
             .any(|m| m.plugins.list(kind).iter().any(|p| p.name == name))
     };
-    for reference in references {
-        if configured(reference.kind, &reference.name) {
+    for used in uses {
+        let name = used.name.as_str();
+        if configured(used.kind, name) {
             continue;
         }
         let elsewhere = PluginKind::ALL
             .into_iter()
-            .find(|kind| configured(*kind, &reference.name));
+            .find(|kind| configured(*kind, name));
         let hint = match elsewhere {
             Some(kind) => format!(
                 "it is configured as a {}; a {} belongs in `spec.plugins.{}`",
                 kind.noun(),
-                reference.kind.noun(),
-                reference.kind.spec_field()
+                used.kind.noun(),
+                used.kind.spec_field()
             ),
             None => format!(
-                "add it to `spec.plugins.{}` of the RolloutManager, or the controller fails with \"plugin {} not configured in configmap\"",
-                reference.kind.spec_field(),
-                reference.name
+                "add it to `spec.plugins.{}` of the RolloutManager, or the controller fails with \"plugin {name} not configured in configmap\"",
+                used.kind.spec_field(),
             ),
-        };
-        let root = &reference.document.root;
-        let pos = if reference.at_key {
-            root.locate_key(&reference.path)
-        } else {
-            root.locate(&reference.path)
         };
         diagnostics.push(
             Diagnostic::warning(format!(
-                "uses the {} `{}`, which no RolloutManager of this input configures",
-                reference.kind.noun(),
-                reference.name
+                "uses the {} `{name}`, which no RolloutManager of this input configures",
+                used.kind.noun(),
             ))
-            .at(reference.document.location(pos))
-            .path(reference.path.clone())
+            .at(locate(source, &used.name.site))
+            .path(used.name.site.path.clone())
             .hint(hint),
         );
     }

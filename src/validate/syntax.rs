@@ -5,6 +5,9 @@
 /// `metadata.namespace` and other DNS-1123 labels: at most 63 characters of `a-z0-9-`,
 /// starting and ending alphanumeric.
 pub fn dns1123_label(s: &str) -> Option<String> {
+    if s.is_empty() {
+        return Some("must not be empty".to_owned());
+    }
     if s.len() > 63 {
         return Some(format!(
             "must be no more than 63 characters (it has {})",

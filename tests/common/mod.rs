@@ -13,17 +13,24 @@ pub fn repo_path(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
-/// The options written on a testdata file's first line (`# args: --namespace x ...`).
+/// The arguments written on a testdata file's first line (`# args: --namespace x ...`).
+pub fn case_args(text: &str) -> Vec<String> {
+    text.lines()
+        .next()
+        .and_then(|l| l.strip_prefix("# args:"))
+        .map(|args| args.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// The options of those arguments.
 pub fn case_options(text: &str) -> Options {
     let mut argv = vec!["rollouts-render".to_owned(), "render".to_owned()];
-    if let Some(args) = text.lines().next().and_then(|l| l.strip_prefix("# args:")) {
-        argv.extend(args.split_whitespace().map(str::to_owned));
-    }
+    argv.extend(case_args(text));
     let cli = Cli::try_parse_from(argv).expect("valid args header");
     let Command::Render(args) = cli.command else {
         unreachable!("render was parsed");
     };
-    args.options().expect("valid options")
+    args.options.options()
 }
 
 /// Renders a testdata file the way `rollouts-render render FILE` does: stdout on success,
@@ -60,9 +67,10 @@ pub fn cases(dir: &str) -> Vec<PathBuf> {
 }
 
 /// Reads a YAML stream as a YAML 1.2 editor does (the core schema: only `true`/`false` are
-/// booleans, no octal `0755`, no `1_000`), one JSON value per document.
+/// booleans, no octal `0755`, no `1_000`), one JSON value per document. Built on the parser's
+/// events, independently of the renderer's own reader.
 pub fn yaml12_documents(text: &str) -> Vec<serde_json::Value> {
-    use rollouts_render::input::yaml::{self, Node, Style, Value};
+    use granit_parser::{Event, Parser, ScalarStyle};
     use serde_json::Value as Json;
 
     fn scalar(text: &str) -> Json {
@@ -83,31 +91,79 @@ pub fn yaml12_documents(text: &str) -> Vec<serde_json::Value> {
             s => Json::from(s),
         }
     }
-    fn convert(node: &Node) -> Json {
-        match &node.value {
-            Value::Scalar {
-                text,
-                style: Style::Plain,
-            } if node.tag.is_none() => scalar(text),
-            Value::Scalar { text, .. } => Json::from(text.as_str()),
-            Value::Seq(items) => Json::Array(items.iter().map(convert).collect()),
-            Value::Map(entries) => Json::Object(
-                entries
-                    .iter()
-                    .map(|e| {
-                        (
-                            e.key.scalar().unwrap_or_default().to_owned(),
-                            convert(&e.value),
-                        )
-                    })
-                    .collect(),
-            ),
+    enum Open {
+        Seq(Vec<Json>),
+        Map(serde_json::Map<String, Json>, Option<String>),
+    }
+    struct Reader {
+        documents: Vec<Json>,
+        stack: Vec<(Open, usize)>,
+        anchors: std::collections::HashMap<usize, Json>,
+    }
+    let mut reader = Reader {
+        documents: Vec::new(),
+        stack: Vec::new(),
+        anchors: std::collections::HashMap::new(),
+    };
+    let done = |value: Json, anchor: usize, reader: &mut Reader| {
+        if anchor != 0 {
+            reader.anchors.insert(anchor, value.clone());
+        }
+        match reader.stack.last_mut() {
+            None => reader.documents.push(value),
+            Some((Open::Seq(items), _)) => items.push(value),
+            Some((Open::Map(map, key), _)) => match key.take() {
+                None => {
+                    *key = Some(
+                        value
+                            .as_str()
+                            .map_or_else(|| value.to_string(), str::to_owned),
+                    )
+                }
+                Some(key) => {
+                    map.insert(key, value);
+                }
+            },
+        }
+    };
+    for event in Parser::new_from_str(text) {
+        let (event, _) = event.expect("valid YAML");
+        match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                let value = if style == ScalarStyle::Plain && tag.is_none() {
+                    scalar(&text)
+                } else {
+                    Json::from(text.as_ref())
+                };
+                done(value, anchor, &mut reader);
+            }
+            Event::Alias(anchor) => {
+                let value = reader
+                    .anchors
+                    .get(&anchor)
+                    .cloned()
+                    .expect("a known anchor");
+                done(value, 0, &mut reader);
+            }
+            Event::SequenceStart(_, anchor, _) => {
+                reader.stack.push((Open::Seq(Vec::new()), anchor));
+            }
+            Event::MappingStart(_, anchor, _) => {
+                reader
+                    .stack
+                    .push((Open::Map(serde_json::Map::new(), None), anchor));
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (open, anchor) = reader.stack.pop().expect("an open collection");
+                let value = match open {
+                    Open::Seq(items) => Json::Array(items),
+                    Open::Map(map, _) => Json::Object(map),
+                };
+                done(value, anchor, &mut reader);
+            }
+            _ => {}
         }
     }
-    let mut diagnostics = rollouts_render::diag::Diagnostics::default();
-    yaml::parse(&std::sync::Arc::from("yaml12"), text, &mut diagnostics)
-        .expect("valid YAML")
-        .iter()
-        .map(|document| convert(&document.root))
-        .collect()
+    reader.documents.retain(|d| !d.is_null());
+    reader.documents
 }

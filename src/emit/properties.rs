@@ -7,12 +7,14 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements};
 use proptest::prelude::*;
-use rollouts_render::diag::Diagnostics;
-use rollouts_render::input::{yaml, yaml11};
-use rollouts_render::render::{self, Extras};
-use rollouts_render::spec::{Manager, Plugin, Plugins};
-use rollouts_render::{Format, emit};
 use serde_json::Value as Json;
+
+use crate::diag::Diagnostics;
+use crate::emit;
+use crate::input::{yaml, yaml11};
+use crate::options::{Format, PullPolicy};
+use crate::render::{self, Extras};
+use crate::spec::{Manager, Plugin, Plugins};
 
 fn plugin(name: &str, location: &str, sha256: &str) -> Plugin {
     Plugin {
@@ -33,7 +35,7 @@ fn manager() -> Manager {
         namespace_scoped: false,
         high_availability: false,
         image: "quay.io/argoproj/argo-rollouts:v1.9.1".into(),
-        image_pull_policy: "IfNotPresent".into(),
+        image_pull_policy: PullPolicy::IfNotPresent,
         args: Vec::new(),
         env: Vec::new(),
         node_selector: BTreeMap::new(),
@@ -157,7 +159,7 @@ proptest! {
         manager.labels.insert("label".into(), value.clone());
         manager.annotations.insert("annotation".into(), value.clone());
         manager.env.push(EnvVar { name: "VALUE".into(), value: Some(value.clone()), ..EnvVar::default() });
-        let mut step = plugin("step/s", "file://plugin-bin/s", "");
+        let mut step = plugin("step/s", "file:///opt/plugins/s", "");
         step.args = vec![value.clone()];
         manager.plugins.step.push(step);
 
