@@ -92,3 +92,52 @@ fn the_checksum_follows_plugin_changes_only() {
     assert_eq!(removed, checksum("testdata/ha.yaml"));
     assert_eq!(removed, checksum("testdata/additional-metadata.yaml"));
 }
+
+/// A Deployment's selector can never change (the API server refuses it), so it must not
+/// depend on anything a user changes later: two renders that differ in their labels select
+/// the same pods, in the Deployment and in the HA anti-affinity terms.
+#[test]
+fn the_selector_does_not_follow_additional_labels() {
+    let manager = |labels: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\nmetadata:\n  name: r\n  namespace: n\nspec:\n  ha: {{enabled: true}}\n  additionalMetadata:\n    labels: {labels}\n"
+        )
+    };
+    let selectors = |labels: &str| {
+        let output = Command::cargo_bin("rollouts-render")
+            .unwrap()
+            .arg("render")
+            .write_stdin(manager(labels))
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        let documents: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&String::from_utf8(output.stdout).unwrap()).unwrap();
+        let deployment = documents
+            .iter()
+            .find(|d| d["kind"] == "Deployment")
+            .unwrap()
+            .clone();
+        let pod = &deployment["spec"]["template"];
+        let anti = &pod["spec"]["affinity"]["podAntiAffinity"];
+        (
+            deployment["spec"]["selector"].clone(),
+            anti["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]
+                ["labelSelector"]
+                .clone(),
+            anti["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"].clone(),
+            pod["metadata"]["labels"].clone(),
+        )
+    };
+    let before = selectors("{team: a}");
+    let after = selectors("{team: b, tier: control}");
+    let only_the_name = serde_json::json!({"matchLabels": {"app.kubernetes.io/name": "argo-rollouts"}});
+    for (a, b) in [(&before.0, &after.0), (&before.1, &after.1), (&before.2, &after.2)] {
+        assert_eq!(a, &only_the_name);
+        assert_eq!(b, &only_the_name);
+    }
+    // The pods themselves carry the labels.
+    assert_eq!(before.3["team"], "a");
+    assert_eq!(after.3["team"], "b");
+    assert_eq!(after.3["tier"], "control");
+}

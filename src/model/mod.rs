@@ -79,8 +79,8 @@ pub struct RolloutManagerSpec {
     /// Run the controller with `--namespaced` and a Role instead of a ClusterRole.
     #[schemars(with = "Option<bool>")]
     pub namespace_scoped: Option<Located<bool>>,
-    /// Labels and annotations added to every object, the pod template and the Deployment's
-    /// selector.
+    /// Labels and annotations added to every object and the pod template (the Deployment's
+    /// selector stays `app.kubernetes.io/name: argo-rollouts`).
     pub additional_metadata: Option<AdditionalMetadata>,
     /// Resources of the controller container. Default: `limits: {ephemeral-storage: 1Gi}`.
     #[schemars(with = "Option<schema::ResourceRequirements>")]

@@ -256,8 +256,10 @@ fn deployment(manager: &Manager, checksum: &str) -> Deployment {
     pod_labels.extend(manager.labels.clone());
     let mut pod_annotations = manager.annotations.clone();
     pod_annotations.insert(tables::CHECKSUM_ANNOTATION.to_owned(), checksum.to_owned());
+    // Only the name label, as upstream's install.yaml: a Deployment's selector can never
+    // change, so it must not follow `additionalMetadata.labels` (the pods still carry them).
     let selector = || LabelSelector {
-        match_labels: Some(pod_labels.clone()),
+        match_labels: Some(labels(&[(tables::SELECTOR_KEY, tables::RESOURCE_NAME)])),
         ..LabelSelector::default()
     };
     let affinity = manager.high_availability.then(|| Affinity {
