@@ -131,8 +131,13 @@ fn the_selector_does_not_follow_additional_labels() {
     };
     let before = selectors("{team: a}");
     let after = selectors("{team: b, tier: control}");
-    let only_the_name = serde_json::json!({"matchLabels": {"app.kubernetes.io/name": "argo-rollouts"}});
-    for (a, b) in [(&before.0, &after.0), (&before.1, &after.1), (&before.2, &after.2)] {
+    let only_the_name =
+        serde_json::json!({"matchLabels": {"app.kubernetes.io/name": "argo-rollouts"}});
+    for (a, b) in [
+        (&before.0, &after.0),
+        (&before.1, &after.1),
+        (&before.2, &after.2),
+    ] {
         assert_eq!(a, &only_the_name);
         assert_eq!(b, &only_the_name);
     }

@@ -54,6 +54,22 @@ pub enum Command {
     /// Print the ConfigManagementPlugin (plugin.yaml) that announces this plugin to Argo CD.
     #[command(hide = true)]
     PluginYaml,
+    /// For conformance/differential only: the answers of the rules ported from Go.
+    #[command(name = "__verdicts", hide = true)]
+    Verdicts(VerdictArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VerdictArgs {
+    /// Judge a generated corpus instead of the queries on stdin.
+    #[arg(long)]
+    pub generate: bool,
+    /// Seed of the generated corpus.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Inputs per rule in the generated corpus.
+    #[arg(long, default_value_t = 3000)]
+    pub per_rule: usize,
 }
 
 #[derive(Debug, Args)]

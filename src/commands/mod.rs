@@ -13,6 +13,7 @@ pub mod generate;
 pub mod import;
 pub mod render;
 pub mod schema;
+pub mod verdicts;
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
@@ -42,6 +43,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::PluginYaml => schema::plugin_yaml(),
         Command::Completions { shell } => schema::completions(shell),
         Command::Man => schema::man(),
+        Command::Verdicts(args) => verdicts::command(&args),
     }
 }
 

@@ -14,7 +14,13 @@ mod properties;
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value as Json;
 
-pub use plugin_list::plugin_list;
+pub(crate) use plugin_list::plugin_list;
+
+/// A single-line string in the exact style of Go's yaml.v2 `Marshal` (for the conformance
+/// comparison of that style with Go).
+pub(crate) fn yaml_v2_scalar(s: &str) -> String {
+    plugin_list::scalar(s)
+}
 
 use crate::options::Format;
 

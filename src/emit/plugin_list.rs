@@ -49,7 +49,7 @@ pub fn plugin_list(plugins: &[Plugin]) -> String {
 
 /// A single-line scalar in yaml.v2's style. Line breaks and whitespace, which validation keeps
 /// out of names, locations and digests, are double-quoted rather than folded.
-fn scalar(s: &str) -> String {
+pub(super) fn scalar(s: &str) -> String {
     if s.contains(char::is_whitespace) || !s.chars().all(is_printable) {
         return double_quoted(s);
     }

@@ -65,6 +65,20 @@ pub fn resolve(text: &str) -> Plain {
             {
                 return Plain::Float(f);
             }
+            // yaml.v2 then tries binary once more, with strconv's sign rules: `0b+1` is 1,
+            // `0b-1` is -1, `-0b1` is -1.
+            if let Some(rest) = stripped.strip_prefix("0b") {
+                if let Some(i) = go_parse_int_radix(rest, 2) {
+                    return Plain::Int(i);
+                }
+                if let Some(u) = go_parse_uint_radix(rest, 2) {
+                    return Plain::Uint(u);
+                }
+            } else if let Some(rest) = stripped.strip_prefix("-0b")
+                && let Some(i) = go_parse_int_radix(&format!("-{rest}"), 2)
+            {
+                return Plain::Int(i);
+            }
             Plain::Str
         }
         _ => Plain::Str,
@@ -152,21 +166,38 @@ fn base_and_digits(s: &str) -> (u32, &str) {
     (10, s)
 }
 
+/// `strconv.ParseUint(s, 0, 64)` (underscores are gone already).
 fn go_parse_uint(s: &str) -> Option<u64> {
     let (base, digits) = base_and_digits(s);
+    go_parse_uint_radix(digits, base)
+}
+
+/// `strconv.ParseUint(s, base, 64)`: digits only, no sign.
+fn go_parse_uint_radix(digits: &str, base: u32) -> Option<u64> {
     if digits.is_empty() || !digits.chars().all(|c| c.is_digit(base)) {
         return None;
     }
     u64::from_str_radix(digits, base).ok()
 }
 
+/// `strconv.ParseInt(s, 0, 64)`.
 fn go_parse_int(s: &str) -> Option<i64> {
+    go_parse_signed(s, go_parse_uint)
+}
+
+/// `strconv.ParseInt(s, base, 64)`.
+fn go_parse_int_radix(s: &str, base: u32) -> Option<i64> {
+    go_parse_signed(s, |digits| go_parse_uint_radix(digits, base))
+}
+
+/// ParseInt's sign, then the magnitude as ParseUint reads it, in range.
+fn go_parse_signed(s: &str, magnitude: impl Fn(&str) -> Option<u64>) -> Option<i64> {
     let (negative, unsigned) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),
         _ => (false, s),
     };
-    let magnitude = go_parse_uint(unsigned)?;
+    let magnitude = magnitude(unsigned)?;
     if negative {
         0i64.checked_sub_unsigned(magnitude)
     } else {
@@ -402,6 +433,10 @@ mod tests {
             ("", Plain::Null),
             ("1_000", Plain::Int(1000)),
             ("0b101", Plain::Int(5)),
+            ("0b+1", Plain::Int(1)),
+            ("0b-1", Plain::Int(-1)),
+            ("-0b1", Plain::Int(-1)),
+            ("-0b-1", Plain::Str),
             ("0o17", Plain::Int(15)),
             ("0755", Plain::Int(493)),
             ("0x1f", Plain::Int(31)),

@@ -169,7 +169,7 @@ impl Toleration {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRequirements {
-    pub claims: Option<Vec<ResourceClaim>>,
+    pub claims: Option<Located<Vec<ResourceClaim>>>,
     pub limits: Option<Located<StringMap>>,
     pub requests: Option<Located<StringMap>>,
 }
@@ -179,31 +179,6 @@ pub struct ResourceRequirements {
 pub struct ResourceClaim {
     pub name: Option<String>,
     pub request: Option<String>,
-}
-
-impl ResourceRequirements {
-    pub fn to_kube(&self) -> core::ResourceRequirements {
-        let quantities = |list: &Option<Located<StringMap>>| {
-            list.as_ref().map(|map| {
-                map.iter()
-                    .map(|(name, value)| (name.inner.clone(), Quantity(value.inner.clone())))
-                    .collect()
-            })
-        };
-        core::ResourceRequirements {
-            claims: self.claims.as_ref().map(|claims| {
-                claims
-                    .iter()
-                    .map(|claim| core::ResourceClaim {
-                        name: claim.name.clone().unwrap_or_default(),
-                        request: claim.request.clone(),
-                    })
-                    .collect()
-            }),
-            limits: quantities(&self.limits),
-            requests: quantities(&self.requests),
-        }
-    }
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,11 +1,11 @@
 //! A plugin location as the Argo Rollouts controller reads it.
 //!
 //! The controller (utils/plugin/downloader.go, v1.9.1) parses each location with Go's
-//! `net/url.ParseRequestURI`, downloads `http`/`https` locations and copies `file` ones (the
-//! path is host + path, relative to its working directory). This module is a port of the
-//! parts of `ParseRequestURI` that decide whether a location is accepted, and of what the
-//! controller then does with it.
+//! `net/url.ParseRequestURI` ([`super::go_url`]), downloads `http`/`https` locations with
+//! `http.DefaultClient`, and copies `file` ones from host + path, made absolute against its
+//! working directory. Any other scheme is fatal at start-up.
 
+use super::go_url;
 use crate::render::tables;
 
 /// A location as the controller reads it.
@@ -20,150 +20,55 @@ pub enum Location {
     },
 }
 
-/// The checks of Go's `url.ParseRequestURI` that matter here, and the controller's scheme
-/// rule. Errors come with a hint.
+/// What the controller makes of a location, or why it would crash-loop on it. Errors come
+/// with a hint.
 pub fn parse_location(location: &str) -> Result<Location, (String, String)> {
-    let fail = |problem: &str, hint: &str| Err((problem.to_owned(), hint.to_owned()));
-    if location
-        .chars()
-        .any(|c| c.is_whitespace() || c.is_control())
-    {
-        return fail(
-            "a location may not contain spaces or control characters",
-            "percent-encode them, e.g. a space as %20",
-        );
-    }
-    let scheme_end = location.find(':').filter(|&end| {
-        let scheme = &location[..end];
-        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-    });
-    let Some(scheme_end) = scheme_end else {
-        return fail(
-            "the location has no scheme",
-            "write `https://…` for a download or `file://…` for a file in the controller's image or volumes",
-        );
+    let fail = |problem: String, hint: &str| Err((problem, hint.to_owned()));
+    let url = match go_url::parse_request_uri(location) {
+        Ok(url) => url,
+        Err(_) if !location.contains(':') => {
+            return fail(
+                "the location has no scheme".to_owned(),
+                "write `https://…` for a download or `file://…` for a file in the controller's image or volumes",
+            );
+        }
+        Err(error) => {
+            return fail(
+                format!(
+                    "the controller cannot parse this location (Go's url.ParseRequestURI: {error})"
+                ),
+                "write `https://host/path` or `file:///path`, percent-encoding what a URL cannot hold",
+            );
+        }
     };
-    let scheme = location[..scheme_end].to_ascii_lowercase();
-    let rest = &location[scheme_end + 1..];
-    if !matches!(scheme.as_str(), "http" | "https" | "file") {
-        return fail(
-            &format!(
+    match url.scheme.as_str() {
+        "http" | "https" => match go_url::http_request_problem(location) {
+            None => Ok(Location::Download {
+                secure: url.scheme == "https",
+            }),
+            Some(problem) => fail(
+                format!("the controller cannot download this location ({problem})"),
+                "write `https://host/path`",
+            ),
+        },
+        "file" => {
+            let mut path = url.host;
+            path.extend(url.path);
+            Ok(Location::File {
+                path: go_url::go_lossy(&path),
+            })
+        }
+        "" => fail(
+            "the location has no scheme".to_owned(),
+            "write `https://…` for a download or `file://…` for a file in the controller's image or volumes",
+        ),
+        scheme => fail(
+            format!(
                 "the scheme `{scheme}` is not supported: the controller only downloads http(s) and copies file locations"
             ),
             "use `https://…` or `file://…`",
-        );
+        ),
     }
-    if !rest.starts_with('/') {
-        return fail(
-            "the controller cannot parse this location (Go's url.ParseRequestURI needs `//host/path` or `/path` after the scheme)",
-            &format!("write `{scheme}://…`"),
-        );
-    }
-    check_escapes(rest)?;
-    let (host, path) = match rest.strip_prefix("//") {
-        Some(authority_and_path) => {
-            let end = authority_and_path
-                .find(['/', '?'])
-                .unwrap_or(authority_and_path.len());
-            (&authority_and_path[..end], &authority_and_path[end..])
-        }
-        None => ("", rest),
-    };
-    let host_part = host.rsplit_once('@').map_or(host, |(_, host)| host);
-    if let Some(problem) = host_problem(host_part) {
-        return fail(&problem, "check the host and port of the location");
-    }
-    if scheme == "file" {
-        let path = path.split_once('?').map_or(path, |(path, _)| path);
-        return Ok(Location::File {
-            path: format!("{host}{}", percent_decode(path)),
-        });
-    }
-    if host_part.is_empty() {
-        return fail("the location has no host", "write `https://host/path`");
-    }
-    Ok(Location::Download {
-        secure: scheme == "https",
-    })
-}
-
-fn check_escapes(s: &str) -> Result<(), (String, String)> {
-    let bytes = s.as_bytes();
-    for (i, c) in bytes.iter().enumerate() {
-        if *c == b'%'
-            && !(bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-                && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
-        {
-            return Err((
-                "the location has an invalid percent escape".to_owned(),
-                "write `%` as `%25`".to_owned(),
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn host_problem(host: &str) -> Option<String> {
-    let (name, port) = if let Some(rest) = host.strip_prefix('[') {
-        match rest.split_once(']') {
-            Some((_, port)) => ("", port),
-            None => return Some("the IPv6 host has no closing `]`".to_owned()),
-        }
-    } else {
-        match host.rsplit_once(':') {
-            Some((name, port)) => (name, port),
-            None => (host, ""),
-        }
-    };
-    let port = port.strip_prefix(':').unwrap_or(port);
-    if !port.bytes().all(|c| c.is_ascii_digit()) {
-        return Some(format!("the port `{port}` is not a number"));
-    }
-    let valid = name.bytes().all(|c| {
-        c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'%'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-            )
-    });
-    (!valid).then(|| format!("the host `{name}` has characters a host cannot have"))
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |j: usize| (bytes.get(j).copied().map(char::from)).and_then(|c| c.to_digit(16));
-        match (bytes[i], hex(i + 1), hex(i + 2)) {
-            (b'%', Some(high), Some(low)) => {
-                out.push(u8::try_from(high * 16 + low).unwrap_or(b'%'));
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Resolves a file location against the controller's working directory, as `filepath.Abs`.
@@ -218,14 +123,18 @@ mod tests {
                 path: "/abs".into()
             })
         );
+        // Opaque: no host, no path: the working directory.
+        assert_eq!(
+            parse_location("file:x"),
+            Ok(Location::File { path: "".into() })
+        );
         for bad in [
             "plugin-bin/x",
             "ftp://h/x",
-            "file:x",
             "https:///x",
             "https://h:x/p",
             "https://h/a%zz",
-            "https://h/a b",
+            "https://h%20x/p",
             "s3://b/k",
         ] {
             assert!(parse_location(bad).is_err(), "{bad}");

@@ -6,8 +6,11 @@
 //! result. Plugin rules are in `plugins` (locations as the controller parses them in
 //! [`location`]), Kubernetes syntax rules in [`syntax`], rules across documents in [`stream`].
 
+pub mod go_url;
 pub mod location;
-mod plugins;
+pub(crate) mod plugins;
+pub mod quantity;
+mod resources;
 pub mod stream;
 pub mod syntax;
 
@@ -232,10 +235,7 @@ pub fn manager(
     let annotations = annotations.map_or_else(BTreeMap::new, |a| kube::string_map(&a));
 
     let resources = match &spec.controller_resources {
-        Some(resources) => {
-            check_resources(checker, resources);
-            resources.to_kube()
-        }
+        Some(resources) => resources::resources(checker, resources),
         None => default_resources(),
     };
 
@@ -518,19 +518,6 @@ fn check_toleration(checker: &mut Checker, toleration: &Located<Toleration>) {
                 "`tolerationSeconds` only applies to the `NoExecute` effect",
             )
             .with_hint("set `effect: NoExecute`, or remove `tolerationSeconds`");
-    }
-}
-
-fn check_resources(checker: &mut Checker, resources: &kube::ResourceRequirements) {
-    for list in [&resources.limits, &resources.requests]
-        .into_iter()
-        .flatten()
-    {
-        for value in list.values() {
-            if let Some(problem) = syntax::quantity(value) {
-                checker.error(&value.site, format!("`{}` {problem}", value.inner));
-            }
-        }
     }
 }
 

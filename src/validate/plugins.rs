@@ -220,8 +220,9 @@ fn plugin(
     ))
 }
 
-/// `^[A-Za-z0-9-]+/[A-Za-z0-9_.-]+$`, checked by the controller at start-up.
-fn is_plugin_name(name: &str) -> bool {
+/// `^([a-zA-Z0-9\-]+)\/{1}([a-zA-Z0-9_\-.]+)$`, the regexp the controller checks at start-up
+/// (Argo Rollouts v1.9.1, utils/config/config.go).
+pub(crate) fn is_plugin_name(name: &str) -> bool {
     let Some((namespace, plugin)) = name.split_once('/') else {
         return false;
     };
@@ -274,6 +275,14 @@ fn check_location(
     location: &Located<String>,
 ) -> Option<Location> {
     let site = &location.site;
+    // Stricter than the controller, which would download `a b` as `a%20b`: a space in a
+    // location is almost always a mistake, and is invisible in a review.
+    if location.chars().any(char::is_whitespace) {
+        checker
+            .error(site, "a location may not contain spaces")
+            .with_hint("percent-encode them, e.g. a space as %20");
+        return None;
+    }
     let parsed = match parse_location(location) {
         Ok(parsed) => parsed,
         Err((problem, hint)) => {

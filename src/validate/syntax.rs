@@ -1,5 +1,6 @@
 //! Kubernetes syntax rules the API server enforces on what we write: names, label keys and
-//! values, annotations, quantities, environment variable names. Each check returns `None`
+//! values, annotations, environment variable names (k8s.io/apimachinery v0.34
+//! pkg/util/validation; `conformance/differential` compares each with it). Each check returns `None`
 //! when the value is valid, or what is wrong, in the API server's terms.
 
 /// `metadata.namespace` and other DNS-1123 labels: at most 63 characters of `a-z0-9-`,
@@ -97,9 +98,19 @@ pub fn label_value(s: &str) -> Option<String> {
     })
 }
 
-/// Annotation keys: qualified names, compared in lower case as the API server does.
+/// Annotation keys: qualified names after Go's `strings.ToLower`, as `ValidateAnnotations`
+/// checks them (apimachinery v0.34.2).
 pub fn annotation_key(s: &str) -> Option<String> {
-    qualified_name(&s.to_ascii_lowercase())
+    qualified_name(&go_to_lower(s))
+}
+
+/// Go's `strings.ToLower`: each rune's simple lower case (`unicode.ToLower`), which is the
+/// first of Rust's full mapping (they differ only where Unicode's special casing turns one
+/// rune into several: `İ` is `i` in Go).
+fn go_to_lower(s: &str) -> String {
+    s.chars()
+        .map(|c| c.to_lowercase().next().unwrap_or(c))
+        .collect()
 }
 
 /// The API server's limit on all annotations of one object together.
@@ -114,62 +125,20 @@ pub fn env_var_name(s: &str) -> Option<String> {
         .then(|| "must consist of printable ASCII characters other than '='".to_owned())
 }
 
-/// Resource quantities (`500m`, `1Gi`, `1e3`), as the API server parses them.
-pub fn quantity(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-        i += 1;
+/// The environment variable name rule of Kubernetes before 1.32 (`IsEnvVarName`:
+/// `[-._a-zA-Z][-._a-zA-Z0-9]*`, and not `.`, `..` or starting with `..`).
+pub fn strict_env_var_name(s: &str) -> Option<String> {
+    let valid = s.starts_with(|c: char| c.is_ascii_alphabetic() || matches!(c, '-' | '.' | '_'))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+    if !valid {
+        return Some(
+            "must consist of letters, digits, '_', '-' or '.', and not start with a digit"
+                .to_owned(),
+        );
     }
-    let number_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    let whole = i - number_start;
-    let mut fraction = 0;
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        fraction = i - start;
-    }
-    let suffix = &s[i..];
-    let valid_number = whole + fraction > 0;
-    let valid_suffix = matches!(
-        suffix,
-        "" | "Ki"
-            | "Mi"
-            | "Gi"
-            | "Ti"
-            | "Pi"
-            | "Ei"
-            | "n"
-            | "u"
-            | "m"
-            | "k"
-            | "M"
-            | "G"
-            | "T"
-            | "P"
-            | "E"
-    ) || is_exponent(suffix);
-    (!(valid_number && valid_suffix)).then(|| {
-        "is not a quantity: write a number with an optional suffix, like `500m`, `2`, `128Mi` or `1Gi`"
-            .to_owned()
-    })
-}
-
-fn is_exponent(s: &str) -> bool {
-    let Some(rest) = s.strip_prefix(['e', 'E']) else {
-        return false;
-    };
-    let rest = rest.strip_prefix(['+', '-']).unwrap_or(rest);
-    let (whole, fraction) = rest.split_once('.').unwrap_or((rest, ""));
-    !(whole.is_empty() && fraction.is_empty())
-        && whole.bytes().all(|c| c.is_ascii_digit())
-        && fraction.bytes().all(|c| c.is_ascii_digit())
+    (s == "." || s.starts_with(".."))
+        .then(|| "must not be '.' or '..', or start with '..'".to_owned())
 }
 
 #[cfg(test)]
@@ -208,18 +177,6 @@ mod tests {
         assert!(label_value("a b").is_some());
         assert!(label_value("a/b").is_some());
         assert_eq!(annotation_key("Example.com/Key"), None);
-    }
-
-    #[test]
-    fn quantities() {
-        for q in [
-            "1", "500m", "1Gi", "0.5", ".5", "1e3", "1E-2", "+1", "2.5Mi",
-        ] {
-            assert_eq!(quantity(q), None, "{q}");
-        }
-        for q in ["", "1 Gi", "1GB", "abc", "1e", "m", "1.2.3"] {
-            assert!(quantity(q).is_some(), "{q}");
-        }
     }
 
     #[test]
