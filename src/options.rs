@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::validate::syntax;
+use crate::validate::{location, syntax};
 
 /// How the output is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -97,6 +97,37 @@ impl ImageReference {
     }
 }
 
+/// A prefix every plugin location must start with (`--allow-plugin-location`), compared in
+/// normalised form: scheme and host case, default ports, user information and dot segments
+/// (also percent-encoded ones) cannot get a location past it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllowedLocation {
+    /// As written, for messages.
+    pub written: String,
+    pub normalized: String,
+}
+
+impl AllowedLocation {
+    /// The error says what `text` is not (see [`PullPolicy::parse`]).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match location::normalized(text) {
+            Some(normalized) => Ok(Self {
+                written: text.to_owned(),
+                normalized,
+            }),
+            None => Err(
+                "not a location prefix: write an https://, http:// or file:// URL, such as `https://github.com/argoproj-labs/`"
+                    .to_owned(),
+            ),
+        }
+    }
+
+    /// Whether `location` starts with this prefix, both normalised.
+    pub fn allows(&self, location: &str) -> bool {
+        location::normalized(location).is_some_and(|l| l.starts_with(&self.normalized))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Namespace for RolloutManagers without `metadata.namespace`.
@@ -116,7 +147,7 @@ pub struct Options {
     /// http(s) plugins must carry a sha256.
     pub require_sha256: bool,
     /// When not empty, every plugin location must start with one of these.
-    pub allowed_plugin_locations: Vec<String>,
+    pub allowed_plugin_locations: Vec<AllowedLocation>,
     /// Input without any RolloutManager is not an error.
     pub allow_empty: bool,
     pub format: Format,

@@ -16,7 +16,7 @@ use crate::input::yaml::{self, Document, Node, Value};
 use crate::input::yaml11;
 use crate::model::{self, RolloutManager, uses};
 use crate::options::Options;
-use crate::render::{self, Extras};
+use crate::render::{self, Extras, SharedMetadata};
 use crate::spec::Manager;
 use crate::validate::{self, Checked, Checker, stream};
 
@@ -28,7 +28,8 @@ use crate::validate::{self, Checked, Checker, stream};
 pub struct Rendered {
     items: Vec<Item>,
     service_monitor: bool,
-    aggregate_roles: bool,
+    /// The aggregate ClusterRoles' metadata, when they are rendered.
+    aggregate_roles: Option<SharedMetadata>,
     pub warnings: Diagnostics,
 }
 
@@ -40,7 +41,7 @@ impl Rendered {
         self.items.iter().flat_map(move |item| match item {
             Item::Manager(manager) => {
                 let extras = Extras {
-                    aggregate_roles: self.aggregate_roles && first_manager,
+                    aggregate_roles: self.aggregate_roles.as_ref().filter(|_| first_manager),
                     service_monitor: self.service_monitor,
                 };
                 first_manager = false;
@@ -129,6 +130,10 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
         return Err(diagnostics);
     }
 
+    let shared = SharedMetadata::of(items.iter().filter_map(|item| match item {
+        Checking::Manager(checked) => Some(&checked.manager),
+        Checking::Passthrough(..) => None,
+    }));
     Ok(Rendered {
         items: items
             .into_iter()
@@ -138,7 +143,7 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
             })
             .collect(),
         service_monitor: options.has_api_version("monitoring.coreos.com/v1"),
-        aggregate_roles: options.aggregate_roles,
+        aggregate_roles: options.aggregate_roles.then_some(shared),
         warnings: diagnostics,
     })
 }

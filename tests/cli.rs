@@ -147,6 +147,18 @@ fn bad_option_values_are_usage_errors() {
             &["--strict=yes"],
             "invalid value 'yes' for '--strict[=<BOOL>]': expects `true` or `false`",
         ),
+        (
+            &["--openshift-route-plugin=no"],
+            "invalid value 'no' for '--openshift-route-plugin[=<LOCATION>]': not a location, and the only booleans are `true` (the operator's release) and `false` (no plugin)",
+        ),
+        (
+            &["--openshift-route-plugin=ftp://x"],
+            "invalid value 'ftp://x' for '--openshift-route-plugin[=<LOCATION>]': not a location the controller can read: the scheme `ftp` is not supported: the controller only downloads http(s) and copies file locations; or write `true` or `false`",
+        ),
+        (
+            &["--allow-plugin-location", "github.com"],
+            "invalid value 'github.com' for '--allow-plugin-location <PREFIX>': not a location prefix: write an https://, http:// or file:// URL, such as `https://github.com/argoproj-labs/`",
+        ),
     ];
     for (args, message) in cases {
         let output = rollouts_render()

@@ -313,6 +313,12 @@ fn values_render_refuses_are_refused_wherever_they_come_from() {
             "--rollouts-image",
             "not an image reference: it must be non-empty, without spaces",
         ),
+        (
+            "openshift-route-plugin",
+            "off",
+            "--openshift-route-plugin",
+            "not a location, and the only booleans are `true` (the operator's release) and `false` (no plugin)",
+        ),
     ];
     for (name, value, flag, reason) in cases {
         let cli = Command::new(assert_cmd::cargo::cargo_bin("rollouts-render"))
@@ -324,10 +330,10 @@ fn values_render_refuses_are_refused_wherever_they_come_from() {
         assert!(cli.stdout.is_empty());
         let stderr = String::from_utf8(cli.stderr).unwrap();
         assert!(
-            stderr.starts_with(&format!("error: invalid value '{value}' for '{flag} <")),
+            stderr.starts_with(&format!("error: invalid value '{value}' for '{flag}")),
             "{stderr}"
         );
-        assert!(stderr.contains(&format!(">': {reason}\n")), "{stderr}");
+        assert!(stderr.contains(&format!("': {reason}\n")), "{stderr}");
 
         let parameters = format!(r#"[{{"name":"{name}","string":"{value}"}}]"#);
         let output = repo.run("generate", &[("ARGOCD_APP_PARAMETERS", &parameters)]);

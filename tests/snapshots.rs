@@ -146,3 +146,61 @@ fn the_selector_does_not_follow_additional_labels() {
     assert_eq!(after.3["team"], "b");
     assert_eq!(after.3["tier"], "control");
 }
+
+fn render_stdin(input: &str) -> Vec<serde_json::Value> {
+    let output = Command::cargo_bin("rollouts-render")
+        .unwrap()
+        .arg("render")
+        .write_stdin(input.to_owned())
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_saphyr::from_multiple(&String::from_utf8(output.stdout).unwrap()).unwrap()
+}
+
+/// The aggregate ClusterRoles belong to every manager of the stream: they carry what all of
+/// them share, whatever order they come in.
+#[test]
+fn aggregate_roles_do_not_depend_on_the_order_of_the_managers() {
+    let text =
+        std::fs::read_to_string(common::repo_path("testdata/multiple-managers.yaml")).unwrap();
+    let (first, second) = text.split_once("---\n").unwrap();
+    let aggregates = |input: String| -> Vec<serde_json::Value> {
+        render_stdin(&input)
+            .into_iter()
+            .filter(|d| {
+                d["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("argo-rollouts-aggregate-to-"))
+            })
+            .collect()
+    };
+    let forwards = aggregates(format!("{first}---\n{second}"));
+    let backwards = aggregates(format!("{second}---\n{first}"));
+    assert_eq!(forwards.len(), 3);
+    assert_eq!(forwards, backwards);
+    assert_eq!(forwards[0]["metadata"]["labels"]["platform"], "rollouts");
+    assert!(forwards[0]["metadata"]["labels"].get("team").is_none());
+}
+
+/// `tolerations: []` renders no `tolerations`, as the operator's Deployment has none.
+#[test]
+fn empty_tolerations_are_left_out() {
+    let documents = render_stdin(
+        "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\nmetadata:\n  name: r\n  namespace: n\nspec:\n  nodePlacement:\n    tolerations: []\n",
+    );
+    let deployment = documents
+        .iter()
+        .find(|d| d["kind"] == "Deployment")
+        .unwrap();
+    assert!(
+        deployment["spec"]["template"]["spec"]
+            .get("tolerations")
+            .is_none()
+    );
+}

@@ -13,8 +13,9 @@ use std::path::PathBuf;
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 use crate::input::source::{DEFAULT_MAX_INPUT_BYTES, ReadOptions};
-use crate::options::{Format, ImageReference, Namespace, Options, PullPolicy};
+use crate::options::{AllowedLocation, Format, ImageReference, Namespace, Options, PullPolicy};
 use crate::render::tables;
+use crate::validate::location;
 
 /// Render Argo Rollouts RolloutManager resources into plain Kubernetes manifests.
 #[derive(Debug, Parser)]
@@ -180,9 +181,11 @@ pub struct OptionArgs {
     )]
     pub require_sha256: bool,
 
-    /// Every plugin location must start with one of these prefixes (repeatable).
-    #[arg(long, value_name = "PREFIX")]
-    pub allow_plugin_location: Vec<String>,
+    /// Every plugin location must start with one of these prefixes (repeatable). Both are
+    /// compared normalised: scheme and host case, default ports, user information, and dot
+    /// segments, also percent-encoded, resolved.
+    #[arg(long, value_name = "PREFIX", value_parser = allowed_location)]
+    pub allow_plugin_location: Vec<AllowedLocation>,
 
     /// Controller image when the spec sets none (the operator's ARGO_ROLLOUTS_IMAGE).
     #[arg(long, value_name = "IMAGE", value_parser = image)]
@@ -284,12 +287,32 @@ fn boolean(text: &str) -> Result<bool, String> {
     }
 }
 
+fn allowed_location(text: &str) -> Result<AllowedLocation, String> {
+    AllowedLocation::parse(text)
+}
+
+/// `true`, `false`, or a location the controller can read (the rules that depend on the
+/// plugin's name and on other options follow in validation).
 fn openshift_plugin(text: &str) -> Result<OpenShiftPlugin, String> {
-    Ok(match text.to_ascii_lowercase().as_str() {
-        "true" => OpenShiftPlugin::At(tables::OPENSHIFT_PLUGIN_LOCATION.to_owned()),
-        "false" => OpenShiftPlugin::Off,
-        _ => OpenShiftPlugin::At(text.to_owned()),
-    })
+    match text.to_ascii_lowercase().as_str() {
+        "true" => Ok(OpenShiftPlugin::At(
+            tables::OPENSHIFT_PLUGIN_LOCATION.to_owned(),
+        )),
+        "false" => Ok(OpenShiftPlugin::Off),
+        "yes" | "no" | "on" | "off" | "y" | "n" | "1" | "0" => Err(
+            "not a location, and the only booleans are `true` (the operator's release) and `false` (no plugin)"
+                .to_owned(),
+        ),
+        _ if text.chars().any(char::is_whitespace) => {
+            Err("not a location: a location may not contain spaces".to_owned())
+        }
+        _ => match location::parse_location(text) {
+            Ok(_) => Ok(OpenShiftPlugin::At(text.to_owned())),
+            Err((problem, _)) => Err(format!(
+                "not a location the controller can read: {problem}; or write `true` or `false`"
+            )),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -356,5 +379,11 @@ mod tests {
             location("--openshift-route-plugin=https://x/p").as_deref(),
             Some("https://x/p")
         );
+        for refused in ["no", "off", "ftp://x", "plugin-bin/x", "https://h x/p"] {
+            assert!(
+                parse(&[&format!("--openshift-route-plugin={refused}")]).is_err(),
+                "{refused}"
+            );
+        }
     }
 }

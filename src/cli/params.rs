@@ -463,10 +463,12 @@ mod tests {
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
         let options = options.unwrap();
         assert!(options.strict && options.require_sha256 && !options.aggregate_roles);
-        assert_eq!(
-            options.allowed_plugin_locations,
-            ["https://a/", "file:///b/"]
-        );
+        let written: Vec<&str> = options
+            .allowed_plugin_locations
+            .iter()
+            .map(|prefix| prefix.written.as_str())
+            .collect();
+        assert_eq!(written, ["https://a/", "file:///b/"]);
         assert_eq!(options.image_pull_policy, Some(PullPolicy::Always));
         assert_eq!(options.namespace.as_ref().unwrap().as_str(), "from-env");
         assert!(options.has_api_version("monitoring.coreos.com/v1"));

@@ -36,11 +36,41 @@ type Labels = BTreeMap<String, String>;
 
 /// What to render besides each manager's own objects.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Extras {
-    /// The three cluster-wide aggregate ClusterRoles (once per output stream).
-    pub aggregate_roles: bool,
+pub struct Extras<'a> {
+    /// The three cluster-wide aggregate ClusterRoles (once per output stream), with these
+    /// labels and annotations.
+    pub aggregate_roles: Option<&'a SharedMetadata>,
     /// A ServiceMonitor (the cluster serves `monitoring.coreos.com/v1`).
     pub service_monitor: bool,
+}
+
+/// The `additionalMetadata` every manager of a stream has: the aggregate ClusterRoles belong
+/// to all of them. (The operator gives them the union of every manager's, and where two set a
+/// key differently it rewrites them on every reconcile; a stream renders the same whatever
+/// order its managers come in.)
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SharedMetadata {
+    pub labels: Labels,
+    pub annotations: Labels,
+}
+
+impl SharedMetadata {
+    /// The pairs all the managers have; empty when there are none.
+    pub fn of<'a>(managers: impl IntoIterator<Item = &'a Manager>) -> Self {
+        let common = |a: Option<Labels>, b: &Labels| match a {
+            None => b.clone(),
+            Some(a) => a.into_iter().filter(|(k, v)| b.get(k) == Some(v)).collect(),
+        };
+        let (mut labels, mut annotations) = (None, None);
+        for manager in managers {
+            labels = Some(common(labels, &manager.labels));
+            annotations = Some(common(annotations, &manager.annotations));
+        }
+        Self {
+            labels: labels.unwrap_or_default(),
+            annotations: annotations.unwrap_or_default(),
+        }
+    }
 }
 
 /// The objects of one installation, in this order: ServiceAccount, Role or ClusterRole,
@@ -49,8 +79,8 @@ pub struct Extras {
 pub fn manager(manager: &Manager, extras: Extras) -> Vec<Json> {
     let mut objects = vec![to_json(&service_account(manager))];
     objects.push(controller_role(manager));
-    if extras.aggregate_roles {
-        objects.extend(aggregate_roles(manager).iter().map(to_json));
+    if let Some(shared) = extras.aggregate_roles {
+        objects.extend(aggregate_roles(shared).iter().map(to_json));
     }
     objects.push(controller_role_binding(manager));
     if manager.notification_secret {
@@ -147,7 +177,7 @@ fn controller_role(manager: &Manager) -> Json {
     role
 }
 
-fn aggregate_roles(manager: &Manager) -> Vec<ClusterRole> {
+fn aggregate_roles(shared: &SharedMetadata) -> Vec<ClusterRole> {
     tables::AGGREGATE_ROLES
         .iter()
         .map(|role| {
@@ -161,12 +191,12 @@ fn aggregate_roles(manager: &Manager) -> Vec<ClusterRole> {
                 ("app.kubernetes.io/part-of", tables::RESOURCE_NAME),
                 (&aggregate_label, "true"),
             ]);
-            role_labels.extend(manager.labels.clone());
+            role_labels.extend(shared.labels.clone());
             ClusterRole {
                 metadata: ObjectMeta {
                     name: Some(role.name.to_owned()),
                     labels: Some(role_labels),
-                    annotations: non_empty(manager.annotations.clone()),
+                    annotations: non_empty(shared.annotations.clone()),
                     ..ObjectMeta::default()
                 },
                 rules: Some(vec![role.rule.to_policy_rule()]),

@@ -71,6 +71,71 @@ pub fn parse_location(location: &str) -> Result<Location, (String, String)> {
     }
 }
 
+/// A location in one canonical spelling, for comparing a location with an allowed prefix:
+/// the scheme and host in lower case, the scheme's default port left out, user information
+/// dropped, the path percent-decoded and its dot segments resolved (as the server that
+/// answers the download, or the file system, resolves `..` and `%2e%2e`), then `?query`.
+/// File locations become `file://` and their absolute path. `None` when the controller
+/// could not read the location at all.
+pub fn normalized(location: &str) -> Option<String> {
+    let url = go_url::parse_request_uri(location).ok()?;
+    match url.scheme.as_str() {
+        "http" | "https" => {
+            let host = go_url::go_lossy(&url.host).to_ascii_lowercase();
+            let default_port = if url.scheme == "https" { ":443" } else { ":80" };
+            let host = host.strip_suffix(default_port).unwrap_or(&host);
+            let host = host.strip_suffix(':').unwrap_or(host);
+            let mut path = remove_dot_segments(&go_url::go_lossy(&url.path));
+            if path.is_empty() {
+                path.push('/');
+            }
+            let query = if url.raw_query.is_empty() {
+                String::new()
+            } else {
+                format!("?{}", go_url::go_lossy(&url.raw_query))
+            };
+            Some(format!("{}://{host}{path}{query}", url.scheme))
+        }
+        "file" => {
+            let mut path = url.host;
+            path.extend(url.path);
+            let written = go_url::go_lossy(&path);
+            let mut resolved = resolve_file(&written);
+            // A prefix naming a directory keeps its slash.
+            if written.ends_with('/') && !resolved.ends_with('/') {
+                resolved.push('/');
+            }
+            Some(format!("file://{resolved}"))
+        }
+        _ => None,
+    }
+}
+
+/// RFC 3986 section 5.2.4, on an absolute path: `.` and `..` segments resolved, a trailing
+/// slash kept.
+fn remove_dot_segments(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = path.split('/').collect();
+    let last = segments.len().saturating_sub(1);
+    for (i, segment) in segments.iter().enumerate() {
+        match *segment {
+            "." | ".." if i == last => {
+                if *segment == ".." {
+                    out.pop();
+                }
+                out.push("");
+            }
+            "." => {}
+            ".." => {
+                out.pop();
+            }
+            "" if i == 0 => {}
+            segment => out.push(segment),
+        }
+    }
+    format!("/{}", out.join("/"))
+}
+
 /// Resolves a file location against the controller's working directory, as `filepath.Abs`.
 pub fn resolve_file(path: &str) -> String {
     let joined = if path.starts_with('/') {
@@ -139,6 +204,32 @@ mod tests {
         ] {
             assert!(parse_location(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn normalized_locations_resolve_what_the_server_resolves() {
+        let n = |s: &str| normalized(s).unwrap();
+        assert_eq!(
+            n("HTTPS://GitHub.com:443/argoproj-labs/x"),
+            "https://github.com/argoproj-labs/x"
+        );
+        assert_eq!(
+            n("https://github.com/argoproj-labs/../attacker/p"),
+            "https://github.com/attacker/p"
+        );
+        assert_eq!(
+            n("https://github.com/argoproj-labs/%2e%2e/attacker/p"),
+            "https://github.com/attacker/p"
+        );
+        assert_eq!(
+            n("https://github.com@evil.example/argoproj-labs/p"),
+            "https://evil.example/argoproj-labs/p"
+        );
+        assert_eq!(n("https://h/a/./b/"), "https://h/a/b/");
+        assert_eq!(n("https://h"), "https://h/");
+        assert_eq!(n("file://plugins/../x"), "file:///home/argo-rollouts/x");
+        assert_eq!(n("file:///opt/plugins/"), "file:///opt/plugins/");
+        assert_eq!(normalized("ftp://h/x"), None);
     }
 
     #[test]

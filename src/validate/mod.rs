@@ -57,6 +57,12 @@ impl Checker {
         self.push(Diagnostic::error(message), site)
     }
 
+    /// An error about an option rather than a value of the document.
+    pub fn unlocated_error(&mut self, message: impl Into<String>) -> &mut Diagnostic {
+        self.diagnostics.push(Diagnostic::error(message));
+        self.diagnostics.last_mut().expect("just pushed")
+    }
+
     pub fn warning(&mut self, site: &Site, message: impl Into<String>) -> &mut Diagnostic {
         self.push(Diagnostic::warning(message), site)
     }
@@ -222,8 +228,10 @@ pub fn manager(
     for toleration in tolerations.iter().flatten() {
         check_toleration(checker, toleration);
     }
-    let tolerations =
-        tolerations.map(|list| list.iter().map(|toleration| toleration.to_kube()).collect());
+    // An empty list is no list: the operator's objects omit it, and so does the API server.
+    let tolerations = tolerations
+        .filter(|list| !list.is_empty())
+        .map(|list| list.iter().map(|toleration| toleration.to_kube()).collect());
 
     let additional = spec.additional_metadata.unwrap_or_default();
     let labels = additional.labels.unwrap_or_default();

@@ -61,6 +61,19 @@ pub fn plugins(
     }
     // A traffic entry of this name is refused (reserved), so the added one is the only one.
     if let Some(location) = &options.openshift_route_plugin {
+        // The option's parser judged the location itself; what depends on the plugin's name
+        // and on the other options is judged here, like any plugin's.
+        let option = "the location of --openshift-route-plugin";
+        if let Ok(Location::File { path }) = parse_location(location)
+            && let Some(problem) = file_target_problem(tables::OPENSHIFT_PLUGIN_NAME, &path)
+        {
+            checker.unlocated_error(format!("{option}: this file location {problem}"));
+        }
+        if !allowed_location(options, location) {
+            checker
+                .unlocated_error(format!("{option} is not allowed here"))
+                .with_hint(allowed_hint(options));
+        }
         resolved.traffic_router.push(Plugin {
             name: tables::OPENSHIFT_PLUGIN_NAME.to_owned(),
             location: location.clone(),
@@ -306,20 +319,30 @@ fn check_location(
         }
         Location::Download { secure: true } => {}
     }
-    let allowed = &cx.options.allowed_plugin_locations;
-    if !allowed.is_empty()
-        && !allowed
-            .iter()
-            .any(|prefix| location.starts_with(prefix.as_str()))
-    {
+    if !allowed_location(cx.options, location) {
         checker
             .error(site, "this location is not allowed here")
-            .with_hint(format!(
-                "locations must start with one of: {} (--allow-plugin-location)",
-                allowed.join(", ")
-            ));
+            .with_hint(allowed_hint(cx.options));
     }
     Some(parsed)
+}
+
+/// `--allow-plugin-location`: none given, or the location starts with one of them.
+fn allowed_location(options: &Options, location: &str) -> bool {
+    let allowed = &options.allowed_plugin_locations;
+    allowed.is_empty() || allowed.iter().any(|prefix| prefix.allows(location))
+}
+
+fn allowed_hint(options: &Options) -> String {
+    let prefixes: Vec<&str> = options
+        .allowed_plugin_locations
+        .iter()
+        .map(|prefix| prefix.written.as_str())
+        .collect();
+    format!(
+        "locations must start with one of: {} (--allow-plugin-location; compared with `..` resolved, scheme and host in any case)",
+        prefixes.join(", ")
+    )
 }
 
 /// A `file:` location must name a file that exists when the controller starts: not its
@@ -327,6 +350,18 @@ fn check_location(
 /// anything inside the emptyDir volumes the renderer mounts (`plugin-bin/` and `/tmp` are empty
 /// at start).
 fn check_file_target(checker: &mut Checker, site: &Site, name: &str, file: &str) {
+    if let Some(problem) = file_target_problem(name, file) {
+        checker
+            .error(site, format!("this file location {problem}"))
+            .with_hint(format!(
+                "file paths are relative to `{}`; point at the binary shipped in the image or a mounted volume, outside `plugin-bin/` and `/tmp`",
+                tables::CONTROLLER_WORKDIR
+            ));
+    }
+}
+
+/// What makes a file location useless for the plugin `name`, if anything.
+fn file_target_problem(name: &str, file: &str) -> Option<String> {
     let resolved = resolve_file(file);
     let install_path = format!("{}/{name}", tables::PLUGIN_BIN_DIR);
     let inside = |dir: &str| {
@@ -351,14 +386,7 @@ fn check_file_target(checker: &mut Checker, site: &Site, name: &str, file: &str)
     } else {
         None
     };
-    if let Some(problem) = problem {
-        checker
-            .error(site, format!("this file location {problem}"))
-            .with_hint(format!(
-                "file paths are relative to `{}`; point at the binary shipped in the image or a mounted volume, outside `plugin-bin/` and `/tmp`",
-                tables::CONTROLLER_WORKDIR
-            ));
-    }
+    problem
 }
 
 fn check_sha256(
