@@ -59,7 +59,10 @@ func TestDownloaderAgrees(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	src := filepath.Join(t.TempDir(), "plugin-src")
+	// The controller's /tmp is an emptyDir, so the renderer refuses file:
+	// locations there; t.TempDir() is usually under /tmp, so the source
+	// binary goes to the user's cache directory, which go test needs anyway.
+	src := filepath.Join(fileSourceDir(t), "plugin-src")
 	if err := os.WriteFile(src, binary, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -139,4 +142,25 @@ func TestDownloaderAgrees(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fileSourceDir is a fresh directory outside /tmp, removed after the test.
+func fileSourceDir(t *testing.T) string {
+	t.Helper()
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Skipf("no user cache directory for a file: plugin outside /tmp: %v", err)
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(base, "rr-downloader-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if dir == "/tmp" || strings.HasPrefix(dir, "/tmp/") {
+		t.Skipf("the user cache directory %s is under /tmp, which the renderer refuses for file: plugins", dir)
+	}
+	return dir
 }

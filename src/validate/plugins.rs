@@ -370,7 +370,7 @@ fn file_target_problem(name: &str, file: &str) -> Option<String> {
                 .strip_prefix(dir)
                 .is_some_and(|rest| rest.starts_with('/'))
     };
-    let problem = if resolved == tables::CONTROLLER_WORKDIR {
+    if resolved == tables::CONTROLLER_WORKDIR {
         Some("resolves to the controller's working directory, not a file".to_owned())
     } else if resolved == install_path {
         Some(format!(
@@ -385,8 +385,7 @@ fn file_target_problem(name: &str, file: &str) -> Option<String> {
         ))
     } else {
         None
-    };
-    problem
+    }
 }
 
 fn check_sha256(
