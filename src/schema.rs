@@ -8,6 +8,7 @@ use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value as Json, json};
 
 use crate::model::{self, RolloutManager};
+use crate::validate::quantity;
 
 /// The JSON Schema (draft 2020-12). Unknown fields are errors everywhere, embedded Kubernetes
 /// types included, as they are for the decoder: every object with `properties` gets
@@ -25,6 +26,12 @@ pub fn json_schema() -> Json {
     }
     walk(&mut schema, &mut |node| {
         unwrap_description(node);
+        if is_quantity(node) {
+            node.insert(
+                "anyOf".into(),
+                json!([{"type": "integer"}, {"type": "string", "pattern": quantity::CRD_PATTERN}]),
+            );
+        }
         if node.contains_key("properties") && !node.contains_key("additionalProperties") {
             node.insert("additionalProperties".into(), json!(false));
         }
@@ -38,6 +45,15 @@ pub fn json_schema_text() -> String {
     let mut text = serde_json::to_string_pretty(&json_schema()).expect("schemas serialize");
     text.push('\n');
     text
+}
+
+/// The schema k8s-openapi gives `resource.Quantity`: int-or-string, with no pattern.
+fn is_quantity(node: &Map<String, Json>) -> bool {
+    node.get("x-kubernetes-int-or-string") == Some(&json!(true))
+        && node
+            .get("description")
+            .and_then(Json::as_str)
+            .is_some_and(|d| d.starts_with("Quantity is a fixed-point representation"))
 }
 
 /// Doc comments wrap at 100 columns; descriptions read better as paragraphs.
@@ -137,6 +153,14 @@ pub fn crd() -> Json {
     }
     walk(&mut schema, &mut |node| {
         unwrap_description(node);
+        if is_quantity(node) {
+            // As controller-gen writes a `resource.Quantity` (and so the operator's CRD).
+            node.insert(
+                "anyOf".into(),
+                json!([{"type": "integer"}, {"type": "string"}]),
+            );
+            node.insert("pattern".into(), json!(quantity::CRD_PATTERN));
+        }
         node.remove("nullable");
         node.remove("$schema");
         if node.get("default") == Some(&Json::Null) {

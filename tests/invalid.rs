@@ -49,3 +49,41 @@ fn invalid() {
         });
     });
 }
+
+/// The pod template carries the user's annotations and the checksum annotation: the largest
+/// accepted input fills it to exactly the API server's 256 KiB, one more byte is refused.
+#[test]
+fn annotations_fill_the_pod_template_to_the_api_server_limit() {
+    use rollouts_render::input::source::Source;
+    const LIMIT: usize = 256 * 1024;
+    let manager = |value_len: usize| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\nmetadata:\n  name: r\n  namespace: ns\nspec:\n  additionalMetadata:\n    annotations:\n      example.com/big: {}\n",
+            "x".repeat(value_len)
+        )
+    };
+    let options = rollouts_render::Options::default();
+    let largest = LIMIT - "checksum/argo-rollouts-config".len() - 64 - "example.com/big".len();
+    let stream = common::render_sources(&[Source::new("rm.yaml", manager(largest))], &options)
+        .expect("the largest annotations are accepted");
+    let deployment = common::yaml12_documents(&stream)
+        .into_iter()
+        .find(|doc| doc["kind"] == "Deployment")
+        .expect("a Deployment");
+    let template = deployment["spec"]["template"]["metadata"]["annotations"]
+        .as_object()
+        .expect("pod template annotations");
+    let total: usize = template
+        .iter()
+        .map(|(key, value)| key.len() + value.as_str().unwrap().len())
+        .sum();
+    assert_eq!(total, LIMIT);
+
+    let refused = common::render_sources(&[Source::new("rm.yaml", manager(largest + 1))], &options)
+        .expect_err("one byte more is refused");
+    assert!(
+        refused.contains("the annotations take 262052 bytes")
+            && refused.contains("keep them to 262051 bytes at most"),
+        "{refused}"
+    );
+}

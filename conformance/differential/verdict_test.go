@@ -29,6 +29,7 @@ func accept(ok bool) Verdict { return Verdict{"accept": ok} }
 var rules = map[string]func(string) Verdict{
 	"location":          location,
 	"quantity":          quantity,
+	"quantity-pattern":  func(s string) Verdict { return accept(crdQuantityPattern.MatchString(s)) },
 	"dns1123-label":     func(s string) Verdict { return accept(len(validation.IsDNS1123Label(s)) == 0) },
 	"dns1123-subdomain": func(s string) Verdict { return accept(len(validation.IsDNS1123Subdomain(s)) == 0) },
 	"qualified-name":    func(s string) Verdict { return accept(len(validation.IsQualifiedName(s)) == 0) },
@@ -42,6 +43,7 @@ var rules = map[string]func(string) Verdict{
 	"env-var-name":        func(s string) Verdict { return accept(len(validation.IsRelaxedEnvVarName(s)) == 0) },
 	"env-var-name-strict": func(s string) Verdict { return accept(len(validation.IsEnvVarName(s)) == 0) },
 	"namespace":           func(s string) Verdict { return accept(len(apivalidation.ValidateNamespaceName(s, false)) == 0) },
+	"config-map-key":      func(s string) Verdict { return accept(len(validation.IsConfigMapKey(s)) == 0) },
 	"plugin-name":         func(s string) Verdict { return accept(pluginName.MatchString(s)) },
 	"yaml11-plain":        yaml11Plain,
 	"yaml-v2-scalar":      yamlV2Scalar,
@@ -126,6 +128,11 @@ func quantity(s string) Verdict {
 	}
 	return Verdict{"accept": true, "canonical": q.String()}
 }
+
+// The pattern controller-gen writes for a resource.Quantity in a CRD, as in
+// the argo-rollouts-manager operator's RolloutManager CRD (v0.0.9); the
+// API server matches it with Go's regexp.
+var crdQuantityPattern = regexp.MustCompile(`^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`)
 
 // yaml11Plain is what yaml.v2 (and so sigs.k8s.io/yaml, Kubernetes' reader)
 // makes of the scalar written plain as a mapping value.

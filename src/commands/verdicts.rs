@@ -13,12 +13,13 @@ use crate::emit;
 use crate::input::yaml::{self, Style, Value};
 use crate::input::yaml11::{self, Plain};
 use crate::options::Namespace;
-use crate::validate::{location, plugins, quantity, syntax};
+use crate::validate::{env, location, plugins, quantity, syntax};
 
 /// Every rule with a Go counterpart, by the name both sides use.
-pub const RULES: [&str; 13] = [
+pub const RULES: [&str; 15] = [
     "location",
     "quantity",
+    "quantity-pattern",
     "dns1123-label",
     "dns1123-subdomain",
     "qualified-name",
@@ -27,6 +28,7 @@ pub const RULES: [&str; 13] = [
     "env-var-name",
     "env-var-name-strict",
     "namespace",
+    "config-map-key",
     "plugin-name",
     "yaml11-plain",
     "yaml-v2-scalar",
@@ -52,6 +54,7 @@ pub fn verdict(rule: &str, input: &str) -> Option<Json> {
             Ok(quantity) => json!({"accept": true, "canonical": quantity.stored}),
             Err(_) => accept(false),
         },
+        "quantity-pattern" => accept(quantity::matches_crd_pattern(input)),
         "dns1123-label" => accept(syntax::dns1123_label(input).is_none()),
         "dns1123-subdomain" => accept(syntax::dns1123_subdomain(input).is_none()),
         "qualified-name" => accept(syntax::qualified_name(input).is_none()),
@@ -60,6 +63,7 @@ pub fn verdict(rule: &str, input: &str) -> Option<Json> {
         "env-var-name" => accept(syntax::env_var_name(input).is_none()),
         "env-var-name-strict" => accept(syntax::strict_env_var_name(input).is_none()),
         "namespace" => accept(Namespace::parse(input).is_ok()),
+        "config-map-key" => accept(env::config_map_key(input).is_none()),
         "plugin-name" => accept(plugins::is_plugin_name(input)),
         "yaml11-plain" => yaml11_plain(input),
         "yaml-v2-scalar" => json!({"text": emit::yaml_v2_scalar(input)}),
@@ -380,11 +384,13 @@ pub mod corpus {
                 let input = match rule {
                     "location" => location(&mut rng),
                     "quantity" => quantity(&mut rng),
+                    "quantity-pattern" => quantity(&mut rng),
                     "dns1123-label" | "namespace" => name(&mut rng, 63),
                     "dns1123-subdomain" => name(&mut rng, 253),
                     "qualified-name" | "annotation-key" => qualified(&mut rng),
                     "label-value" => name(&mut rng, 63),
                     "env-var-name" | "env-var-name-strict" => name(&mut rng, 16),
+                    "config-map-key" => name(&mut rng, 253),
                     "plugin-name" => format!("{}/{}", name(&mut rng, 8), name(&mut rng, 10)),
                     "yaml11-plain" => plain_scalar(&mut rng),
                     _ => scalar(&mut rng),

@@ -20,6 +20,95 @@ use crate::input::located::Located;
 /// A mapping of strings, each key and value located (labels, annotations, node selectors).
 pub type StringMap = BTreeMap<Located<String>, Located<String>>;
 
+/// Resource quantities by resource name (`limits`, `requests`).
+pub type QuantityMap = BTreeMap<Located<String>, Located<QuantityValue>>;
+
+/// A quantity as a RolloutManager holds it. Its CRD types quantities `x-kubernetes-int-or-string`
+/// (with the operator's pattern for strings), and Kubernetes reads YAML 1.1 and sends JSON: a
+/// plain `0x10` is the integer 16, `1e9` the number 1000000000 (an integer to the API server),
+/// `0.5` a number the CRD refuses.
+#[derive(Clone, Debug, PartialEq)]
+pub enum QuantityValue {
+    /// A string, as written.
+    Text(String),
+    /// An integer, in the decimal digits Go's `json.Marshal` writes for it.
+    Integer(String),
+    /// A number the CRD does not take as an integer (a fraction, or beyond 2^53), printed as
+    /// Go's `json.Marshal` would (`0.5`, `1e+300` as `1e300`).
+    Number(String),
+    /// `true`, `null` and the like: never a quantity.
+    Other(&'static str),
+}
+
+impl Default for QuantityValue {
+    fn default() -> Self {
+        QuantityValue::Text(String::new())
+    }
+}
+
+impl<'de> Deserialize<'de> for QuantityValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = QuantityValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a quantity")
+            }
+            fn visit_str<E>(self, text: &str) -> Result<QuantityValue, E> {
+                Ok(QuantityValue::Text(text.to_owned()))
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<QuantityValue, E> {
+                Ok(QuantityValue::Integer(n.to_string()))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<QuantityValue, E> {
+                // The API server decodes numbers beyond int64 as float64.
+                Ok(match i64::try_from(n) {
+                    Ok(n) => QuantityValue::Integer(n.to_string()),
+                    Err(_) => QuantityValue::Number(n.to_string()),
+                })
+            }
+            fn visit_f64<E>(self, f: f64) -> Result<QuantityValue, E> {
+                // kube-openapi takes a float64 as an integer when it is integral within
+                // ±2^53 (`swag.IsFloat64AJSONInteger`; its looser relative-error cases are
+                // refused here); json.Marshal then writes its digits.
+                const LIMIT: f64 = 9_007_199_254_740_992.0;
+                Ok(if f.is_finite() && f.fract() == 0.0 && f.abs() <= LIMIT {
+                    QuantityValue::Integer(format!("{}", f + 0.0))
+                } else if f != 0.0 && !(1e-6..1e21).contains(&f.abs()) {
+                    QuantityValue::Number(format!("{f:e}"))
+                } else {
+                    QuantityValue::Number(f.to_string())
+                })
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<QuantityValue, E> {
+                Ok(QuantityValue::Other(if b { "true" } else { "false" }))
+            }
+            fn visit_unit<E>(self) -> Result<QuantityValue, E> {
+                Ok(QuantityValue::Other("null"))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+impl std::fmt::Display for QuantityValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+impl QuantityValue {
+    /// The text the quantity is parsed from: what the operator's Go types would see.
+    pub fn text(&self) -> &str {
+        match self {
+            QuantityValue::Text(text)
+            | QuantityValue::Integer(text)
+            | QuantityValue::Number(text) => text,
+            QuantityValue::Other(text) => text,
+        }
+    }
+}
+
 fn strings(list: &[Located<String>]) -> Vec<String> {
     list.iter().map(|item| item.inner.clone()).collect()
 }
@@ -97,7 +186,7 @@ pub struct ObjectFieldSelector {
 #[serde(rename_all = "camelCase")]
 pub struct ResourceFieldSelector {
     pub container_name: Option<Located<String>>,
-    pub divisor: Option<Located<String>>,
+    pub divisor: Option<Located<QuantityValue>>,
     pub resource: Option<Located<String>>,
 }
 
@@ -128,7 +217,7 @@ impl EnvVarSource {
             resource_field_ref: self.resource_field_ref.as_ref().map(|r| {
                 core::ResourceFieldSelector {
                     container_name: text(&r.container_name),
-                    divisor: text(&r.divisor).map(Quantity),
+                    divisor: r.divisor.as_ref().map(|d| Quantity(d.text().to_owned())),
                     resource: text(&r.resource).unwrap_or_default(),
                 }
             }),
@@ -170,8 +259,8 @@ impl Toleration {
 #[serde(rename_all = "camelCase")]
 pub struct ResourceRequirements {
     pub claims: Option<Located<Vec<ResourceClaim>>>,
-    pub limits: Option<Located<StringMap>>,
-    pub requests: Option<Located<StringMap>>,
+    pub limits: Option<Located<QuantityMap>>,
+    pub requests: Option<Located<QuantityMap>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -6,6 +6,7 @@
 //! result. Plugin rules are in `plugins` (locations as the controller parses them in
 //! [`location`]), Kubernetes syntax rules in [`syntax`], rules across documents in [`stream`].
 
+pub(crate) mod env;
 pub mod go_url;
 pub mod location;
 pub(crate) mod plugins;
@@ -216,8 +217,16 @@ pub fn manager(
     );
 
     let env = spec.env.unwrap_or_default();
-    check_env(checker, &env);
-    let env = collapse_env(env.iter().map(|var| var.to_kube()).collect());
+    env::check(checker, &env);
+    let env = collapse_env(
+        env.iter()
+            .map(|var| {
+                let mut var = var.to_kube();
+                env::store_divisor(&mut var);
+                var
+            })
+            .collect(),
+    );
 
     let node_placement = spec.node_placement.unwrap_or_default();
     let extra_selector = node_placement.node_selector.unwrap_or_default();
@@ -354,34 +363,6 @@ fn controller_args(
     args
 }
 
-fn check_env(checker: &mut Checker, env: &[Located<kube::EnvVar>]) {
-    for var in env {
-        match &var.name {
-            Some(name) => {
-                if let Some(problem) = syntax::env_var_name(name) {
-                    checker.error(
-                        &name.site,
-                        format!(
-                            "`{}` is not a valid environment variable name: it {problem}",
-                            name.inner
-                        ),
-                    );
-                }
-            }
-            None => {
-                checker
-                    .error(&var.site, "an environment variable needs a `name`")
-                    .with_hint("add `name: VARIABLE_NAME`");
-            }
-        }
-        if var.value.as_ref().is_some_and(|v| !v.is_empty()) && var.value_from.is_some() {
-            checker
-                .error(&var.site, "`value` and `valueFrom` cannot both be set")
-                .with_hint("keep one of them");
-        }
-    }
-}
-
 /// Duplicate names collapse to the last one written; the result is sorted by name, as the
 /// operator does.
 fn collapse_env(env: Vec<EnvVar>) -> Vec<EnvVar> {
@@ -453,22 +434,31 @@ fn check_annotations(checker: &mut Checker, annotations: &Located<StringMap>) {
                 .with_hint("remove it");
         }
     }
-    if total > syntax::MAX_ANNOTATIONS_BYTES {
-        checker.error(
-            &annotations.site,
-            format!(
-                "the annotations take {total} bytes; the API server accepts at most {} per object",
-                syntax::MAX_ANNOTATIONS_BYTES
-            ),
-        );
+    // The pod template carries the checksum annotation besides these.
+    let checksum = tables::CHECKSUM_ANNOTATION.len() + 64;
+    let limit = syntax::MAX_ANNOTATIONS_BYTES - checksum;
+    if total > limit {
+        checker
+            .error(
+                &annotations.site,
+                format!(
+                    "the annotations take {total} bytes; with the {checksum} of the checksum annotation the pod template would exceed the {} bytes the API server accepts",
+                    syntax::MAX_ANNOTATIONS_BYTES
+                ),
+            )
+            .with_hint(format!("keep them to {limit} bytes at most (keys and values together)"));
     }
 }
 
 fn check_toleration(checker: &mut Checker, toleration: &Located<Toleration>) {
     let operator = toleration.operator.as_ref();
-    let operator_text = operator.map_or("Equal", |o| o.as_str());
+    // An empty operator means `Equal`, as for the API server.
+    let operator_text = match operator.map(|o| o.as_str()) {
+        None | Some("") => "Equal",
+        Some(text) => text,
+    };
     if let Some(operator) = operator
-        && !matches!(operator.as_str(), "Equal" | "Exists")
+        && !matches!(operator_text, "Equal" | "Exists")
     {
         checker
             .error(
@@ -486,6 +476,19 @@ fn check_toleration(checker: &mut Checker, toleration: &Located<Toleration>) {
                 "a toleration with operator `Exists` cannot have a value",
             )
             .with_hint("remove `value`, or use operator `Equal`");
+    }
+    if operator_text == "Equal"
+        && let Some(value) = &toleration.value
+        && let Some(problem) = syntax::label_value(value)
+    {
+        // The API server checks a toleration's value as a label value.
+        checker.error(
+            &value.site,
+            format!(
+                "`{}` is not a valid toleration value: {problem}",
+                value.inner
+            ),
+        );
     }
     if let Some(effect) = &toleration.effect
         && !matches!(

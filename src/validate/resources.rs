@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KubeQuantity;
 use super::quantity::{self, Quantity, QuantityError};
 use super::{Checker, Hint, syntax};
 use crate::input::located::Located;
-use crate::model::kube::{self, StringMap};
+use crate::model::kube::{self, QuantityMap, QuantityValue};
 
 /// Resources a container may name without a domain (`standardContainerResources`).
 const CONTAINER_RESOURCES: [&str; 3] = ["cpu", "memory", "ephemeral-storage"];
@@ -165,54 +165,20 @@ fn first_site(raw: &kube::ResourceRequirements) -> crate::input::located::Site {
 /// Each quantity of a list checked and parsed; the valid ones by resource name.
 fn quantities(
     checker: &mut Checker,
-    list: &Located<StringMap>,
+    list: &Located<QuantityMap>,
 ) -> BTreeMap<String, (Located<String>, Quantity)> {
     let mut parsed = BTreeMap::new();
     for (name, value) in list.iter() {
         if let Some(problem) = name_problem(name) {
             checker.error(&name.site, format!("`{}` {problem}", name.inner));
         }
-        let quantity = match quantity::parse(value) {
-            Ok(quantity) => quantity,
-            Err(error) => {
-                let why = match error {
-                    QuantityError::Suffix => " (the suffix is not one the API server knows)",
-                    QuantityError::Format | QuantityError::Numeric => "",
-                };
-                checker
-                    .error(&value.site, format!("`{}` is not a quantity{why}", value.inner))
-                    .with_hint(
-                        "write a number with an optional suffix, like `500m`, `2`, `128Mi` or `1Gi`",
-                    );
-                continue;
-            }
-        };
-        if !value.bytes().any(|c| c.is_ascii_digit()) {
-            // `m`, `+` or `e3` parse as zero: surely not what was meant.
-            checker
-                .error(
-                    &value.site,
-                    format!("`{}` has no number in it", value.inner),
-                )
-                .with_hint("write a number with an optional suffix, like `500m`");
+        let Some(quantity) = manager_quantity(checker, value) else {
             continue;
-        }
+        };
         if quantity.is_negative() {
             checker
                 .error(&value.site, format!("`{}` is negative", value.inner))
                 .with_hint("resources are amounts: write 0 or more");
-            continue;
-        }
-        if !quantity.stored_means_the_same() {
-            checker
-                .error(
-                    &value.site,
-                    format!(
-                        "the API server would store `{}` as `{}`, another amount",
-                        value.inner, quantity.stored
-                    ),
-                )
-                .with_hint("write it with an exponent, like `1e21`: Go drops an exponent that has no SI suffix");
             continue;
         }
         if is_extended(name) && !quantity.is_whole() {
@@ -225,6 +191,26 @@ fn quantities(
                     ),
                 )
                 .with_hint("extended resources are counted, not measured");
+            continue;
+        }
+        if matches!(name.as_str(), "memory" | "ephemeral-storage") && !quantity.is_whole() {
+            // The API server only warns ("fractional byte value"); a pod with a
+            // memory limit of a tenth of a byte never runs, so it is an error here.
+            let hint = if value.text().ends_with('m') {
+                "`m` means a thousandth: for megabytes write `M` or `Mi`, like `128Mi`"
+            } else {
+                "bytes are whole: write a whole number, like `128Mi` or `1G`"
+            };
+            checker
+                .error(
+                    &value.site,
+                    format!(
+                        "`{}` is a fractional number of bytes, and `{}` is counted in bytes",
+                        value.text(),
+                        name.inner
+                    ),
+                )
+                .with_hint(hint);
             continue;
         }
         if name.starts_with(HUGE_PAGES_PREFIX) {
@@ -247,4 +233,75 @@ fn quantities(
         parsed.insert(name.inner.clone(), (name.clone(), quantity));
     }
     parsed
+}
+
+/// A quantity of a RolloutManager, read as the API server reads it there and in the
+/// Deployment: the CRD's types and pattern, then `ParseQuantity`. Reports what is wrong.
+pub fn manager_quantity(checker: &mut Checker, value: &Located<QuantityValue>) -> Option<Quantity> {
+    let text = match &value.inner {
+        QuantityValue::Text(text) | QuantityValue::Integer(text) => text,
+        QuantityValue::Number(number) => {
+            checker
+                .error(
+                    &value.site,
+                    format!(
+                        "`{number}` is a YAML number, and the RolloutManager CRD takes a quantity as a string or an integer"
+                    ),
+                )
+                .with_hint(format!("quote it: `\"{number}\"`"));
+            return None;
+        }
+        QuantityValue::Other(other) => {
+            checker
+                .error(&value.site, format!("expected a quantity, found `{other}`"))
+                .with_hint("write a number with an optional suffix, like `500m` or `128Mi`");
+            return None;
+        }
+    };
+    if text.trim() != text && quantity::parse(text.trim()).is_ok() {
+        // The API server would take it in a Deployment (it trims); the CRD's pattern does not.
+        checker
+            .error(
+                &value.site,
+                format!("`{text}` has white space around it, which the RolloutManager CRD's pattern refuses"),
+            )
+            .with_hint(format!("write `{}`", text.trim()));
+        return None;
+    }
+    let parsed = quantity::parse(text);
+    let quantity = match parsed {
+        Ok(quantity) if quantity::matches_crd_pattern(text) => quantity,
+        Ok(_) => {
+            // `m`, `+` or `.` parse as zero; the CRD's pattern wants digits.
+            checker
+                .error(&value.site, format!("`{text}` has no number in it"))
+                .with_hint("write a number with an optional suffix, like `500m`");
+            return None;
+        }
+        Err(error) => {
+            let why = match error {
+                QuantityError::Suffix => " (the suffix is not one the API server knows)",
+                QuantityError::Format | QuantityError::Numeric => "",
+            };
+            checker
+                .error(&value.site, format!("`{text}` is not a quantity{why}"))
+                .with_hint(
+                    "write a number with an optional suffix, like `500m`, `2`, `128Mi` or `1Gi`",
+                );
+            return None;
+        }
+    };
+    if !quantity.stored_means_the_same() {
+        checker
+            .error(
+                &value.site,
+                format!(
+                    "the API server would store `{text}` as `{}`, another amount",
+                    quantity.stored
+                ),
+            )
+            .with_hint("write it with an exponent, like `1e21`: Go drops an exponent that has no SI suffix");
+        return None;
+    }
+    Some(quantity)
 }

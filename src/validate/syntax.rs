@@ -107,7 +107,7 @@ pub fn annotation_key(s: &str) -> Option<String> {
 /// Go's `strings.ToLower`: each rune's simple lower case (`unicode.ToLower`), which is the
 /// first of Rust's full mapping (they differ only where Unicode's special casing turns one
 /// rune into several: `İ` is `i` in Go).
-fn go_to_lower(s: &str) -> String {
+pub fn go_to_lower(s: &str) -> String {
     s.chars()
         .map(|c| c.to_lowercase().next().unwrap_or(c))
         .collect()
