@@ -8,7 +8,8 @@
 
 pub mod params;
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
@@ -23,6 +24,25 @@ use crate::validate::location;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The name under which the binary runs as `rollouts-render fn`: kustomize before v5.7 runs an
+/// exec function by its path alone, without arguments, so a link by this name stands for
+/// `rollouts-render fn`.
+pub const FN_PROGRAM_NAME: &str = "rollouts-render-fn";
+
+/// The command line as the parser should see it: run as [`FN_PROGRAM_NAME`], the program is
+/// `rollouts-render fn` with the same arguments.
+pub fn arguments(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    let is_fn = args
+        .first()
+        .and_then(|program| Path::new(program).file_stem())
+        .is_some_and(|stem| stem == FN_PROGRAM_NAME);
+    if is_fn {
+        args.insert(1, OsString::from("fn"));
+    }
+    args
 }
 
 #[derive(Debug, Subcommand)]
@@ -44,6 +64,12 @@ pub enum Command {
     /// Read an argo-rollouts-config ConfigMap (alone or in a whole install) and print a
     /// RolloutManager whose plugins reproduce it.
     Import(ImportArgs),
+    /// KRM function (kustomize, kpt): read a ResourceList on stdin, replace each RolloutManager
+    /// of its items by the objects `render` makes of it, write the ResourceList to stdout.
+    /// Options come from the functionConfig: a ConfigMap whose data are the plugin parameters
+    /// (`namespace`, `strict`, ...), or a RolloutManager (kustomize's generator form).
+    #[command(name = "fn")]
+    Fn(FnArgs),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -95,6 +121,13 @@ impl ImportArgs {
             ..ReadOptions::default()
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct FnArgs {
+    /// Refuse a ResourceList larger than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
+    pub max_input_bytes: u64,
 }
 
 #[derive(Debug, Args)]
@@ -231,7 +264,16 @@ pub struct OptionArgs {
     pub no_aggregate_roles: bool,
 
     /// Succeed even when the input holds no RolloutManager.
-    #[arg(long)]
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = false,
+        default_missing_value = "true",
+        action = ArgAction::Set,
+        value_parser = boolean
+    )]
     pub allow_empty: bool,
 }
 

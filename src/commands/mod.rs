@@ -9,6 +9,7 @@
 //! A closed stdout (`| head`) or stderr ends the program quietly with its status.
 
 pub mod discover;
+pub mod fn_;
 pub mod generate;
 pub mod import;
 pub mod render;
@@ -38,6 +39,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Command::Generate(args) => generate::command(&args.path),
         Command::Discover(args) => discover::command(&args.path),
         Command::Import(args) => import::command(&args),
+        Command::Fn(args) => fn_::command(&args),
         Command::Schema => schema::json_schema(),
         Command::Crd => schema::crd(),
         Command::PluginYaml => schema::plugin_yaml(),
