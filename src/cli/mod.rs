@@ -61,8 +61,8 @@ pub enum Command {
     Schema,
     /// Print a CustomResourceDefinition of the extended RolloutManager.
     Crd,
-    /// Read an argo-rollouts-config ConfigMap (alone or in a whole install) and print a
-    /// RolloutManager whose plugins reproduce it.
+    /// Read an argo-rollouts-config ConfigMap (alone or in a whole install), or the argo-helm
+    /// chart's values (`--helm-values`), and print a RolloutManager whose plugins reproduce it.
     Import(ImportArgs),
     /// KRM function (kustomize, kpt): read a ResourceList on stdin, replace each RolloutManager
     /// of its items by the objects `render` makes of it, write the ResourceList to stdout.
@@ -104,6 +104,11 @@ pub struct ImportArgs {
     /// Files or directories to read; none, or `-`, reads standard input.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// Read the values file of the argo-helm `argo-rollouts` chart (`-` for standard input)
+    /// instead of a ConfigMap, and say what was carried, what was not, and what changes.
+    #[arg(long, value_name = "PATH", conflicts_with = "paths")]
+    pub helm_values: Option<PathBuf>,
 
     /// Name of the RolloutManager to write.
     #[arg(long, value_name = "NAME", default_value = "argo-rollouts")]
