@@ -50,7 +50,7 @@ pub enum Command {
     /// Render every RolloutManager of the input; other objects pass through in place.
     Render(RenderArgs),
     /// Run every check of `render`, write nothing to stdout.
-    Validate(RenderArgs),
+    Validate(ValidateArgs),
     /// Argo CD config management plugin: render the application directory. Options come from
     /// ARGOCD_APP_PARAMETERS and ARGOCD_ENV_*, the namespace from ARGOCD_APP_NAMESPACE and the
     /// cluster's API versions from KUBE_API_VERSIONS; standard input is never read.
@@ -126,6 +126,17 @@ impl ImportArgs {
             ..ReadOptions::default()
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub render: RenderArgs,
+
+    /// Judge each file that holds a RolloutManager on its own and skip every other file (what
+    /// the pre-commit hook runs: pre-commit passes every staged YAML file).
+    #[arg(long)]
+    pub manager_files: bool,
 }
 
 #[derive(Debug, Args)]

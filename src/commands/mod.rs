@@ -12,6 +12,7 @@ pub mod discover;
 pub mod fn_;
 pub mod generate;
 pub mod import;
+pub mod manager_files;
 pub mod render;
 pub mod schema;
 pub mod verdicts;
@@ -35,7 +36,8 @@ pub const USAGE_OR_IO: u8 = 2;
 pub fn main(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Render(args) => render::command(&args, true),
-        Command::Validate(args) => render::command(&args, false),
+        Command::Validate(args) if args.manager_files => manager_files::command(&args.render),
+        Command::Validate(args) => render::command(&args.render, false),
         Command::Generate(args) => generate::command(&args.path),
         Command::Discover(args) => discover::command(&args.path),
         Command::Import(args) => import::command(&args),
