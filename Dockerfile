@@ -1,4 +1,5 @@
-# The Argo CD config management plugin sidecar: a static rollouts-render and its plugin.yaml.
+# The Argo CD config management plugin sidecar, and the KRM function image: a static
+# rollouts-render and its plugin.yaml.
 #   docker build -t <registry>/rollouts-render:<version> .
 # The sidecar's entrypoint is Argo CD's own argocd-cmp-server, shared with it through the
 # `var-files` volume (see deploy/).
@@ -19,3 +20,6 @@ COPY plugin.yaml /home/argocd/cmp-server/config/plugin.yaml
 USER 999:999
 WORKDIR /home/argocd
 ENTRYPOINT ["/usr/local/bin/rollouts-render"]
+# Without arguments the image is the KRM function (kustomize and kpt run container functions
+# with none); the Argo CD sidecar sets its own command.
+CMD ["fn"]
