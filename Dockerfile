@@ -9,6 +9,8 @@ RUN apk add --no-cache musl-dev gcc
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
+# Cargo.toml declares the benchmark target: without its file cargo refuses the manifest.
+COPY benches ./benches
 # musl links statically: the binary needs nothing from the final image.
 RUN cargo build --release --locked --bin rollouts-render \
  && cp target/release/rollouts-render /rollouts-render
