@@ -386,6 +386,24 @@ fn kubectl_kustomize_runs_the_function_as_a_transformer() {
     );
 }
 
+#[test]
+fn kubectl_kustomize_runs_one_generator_per_manager() {
+    let test = "kubectl_kustomize_runs_one_generator_per_manager";
+    let dir = TempDir::new("kubectl-two-generators");
+    copy_fixture("two-generators", &app_dir(&dir), None);
+    let Some(output) = kubectl_kustomize(test, dir.path()) else {
+        return;
+    };
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    // `render` of both at once makes the aggregate ClusterRoles once, as the annotation on
+    // the second generator asks kustomize's separate runs to.
+    let expected = render_fixture("two-generators", &["team-a.yaml", "team-b.yaml"], &[]);
+    assert_eq!(
+        by_identity(yaml_stream(&output.stdout)),
+        by_identity(expected)
+    );
+}
+
 /// The message the invalid fixture's manager gets, as `render` would print it without a
 /// position: kustomize's ResourceList does not carry the file's lines.
 const INVALID_MESSAGE: &str = "RolloutManager argo-rollouts: error: spec.plugins.step[0].sha256: looks like a SHA-1 digest (40 hex characters), but the controller checks SHA-256 (64 lowercase hex characters) and would refuse the plugin
