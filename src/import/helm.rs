@@ -367,7 +367,7 @@ const TOP_LEVEL: [&str; 23] = [
     "notifications",
 ];
 
-const CONTROLLER: [&str; 38] = [
+const CONTROLLER: [&str; 37] = [
     "component",
     "deploymentAnnotations",
     "deploymentLabels",
@@ -405,7 +405,6 @@ const CONTROLLER: [&str; 38] = [
     "stepPlugins",
     "trafficRouterPlugins",
     "createConfigmap",
-    "notifications",
 ];
 
 /// The plugin lists: values key, kind.
@@ -1098,4 +1097,52 @@ fn always_changes() -> Vec<Note> {
             "the pod template's `checksum/argo-rollouts-config` hashes the plugin lists only (the chart's `checksum/cm` hashes the whole ConfigMap template)",
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value the report names is a value of the chart, and every default is JSON.
+    #[test]
+    fn the_tables_name_values_of_the_chart() {
+        let known = |path: &str| {
+            let mut parts = path.split('.');
+            let top = parts.next().unwrap();
+            assert!(TOP_LEVEL.contains(&top), "{path}");
+            if top == "controller" {
+                let key = parts.next().unwrap();
+                assert!(CONTROLLER.contains(&key), "{path}");
+            }
+        };
+        for (path, default, why) in NOT_CARRIED {
+            known(path);
+            assert!(!why.is_empty());
+            if path != "dashboard" {
+                serde_json::from_str::<Json>(default).unwrap_or_else(|e| panic!("{path}: {e}"));
+            }
+        }
+        for (key, _) in PLUGIN_LISTS {
+            known(&format!("controller.{key}"));
+        }
+        let mut sorted = TOP_LEVEL.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), TOP_LEVEL.len(), "no value twice");
+        let mut sorted = CONTROLLER.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), CONTROLLER.len(), "no value twice");
+    }
+
+    #[test]
+    fn a_value_equal_to_the_default_is_not_a_difference() {
+        let default = json!({"create": true, "annotations": {}, "name": ""});
+        assert!(same_as_default(&json!({"create": true}), &default));
+        assert!(same_as_default(&json!({"annotations": {}}), &default));
+        assert!(!same_as_default(&json!({"name": "rollouts"}), &default));
+        assert!(!same_as_default(&json!({"nmae": ""}), &default));
+        assert!(same_as_default(&json!([]), &json!([])));
+        assert!(!same_as_default(&json!([{"name": "x"}]), &json!([])));
+    }
 }
