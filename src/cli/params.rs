@@ -239,8 +239,8 @@ pub(crate) fn find(params: &'static [Param], name: &str) -> Result<&'static Para
     })
 }
 
-/// A value given for a parameter as its `render` arguments (a list becomes one argument per
-/// item; an env-style string for a list parameter is split at commas).
+/// A value given for a parameter as its `render` arguments: a list becomes one argument per
+/// item (callers split env-style comma lists with [`split_list`] first).
 pub(crate) fn push_given(
     param: &'static Param,
     given: &Given,
