@@ -593,6 +593,37 @@ fn kpt_evaluates_the_exec_function() {
         )
     );
 
+    // Written out (`-o DIR`), the path and index annotations put the manager's objects into
+    // its file, in render's order, and leave the Rollout in its own.
+    let out = dir.path().join("out");
+    let written = Command::new("kpt")
+        .args(["fn", "eval"])
+        .arg(&package)
+        .arg("--exec")
+        .arg(format!("{} fn", binary().display()))
+        .arg("-o")
+        .arg(&out)
+        .args(["--", "namespace=argo-rollouts", "aggregate-roles=false"])
+        .output()
+        .unwrap();
+    assert_eq!(written.status.code(), Some(0), "{}", text(&written.stderr));
+    let file = |name: &str| yaml_stream(&std::fs::read(out.join(name)).unwrap());
+    let rendered = render_fixture(
+        "transformer",
+        &["rolloutmanager.yaml"],
+        &["-n", "argo-rollouts", "--no-aggregate-roles"],
+    );
+    assert_eq!(file("rolloutmanager.yaml"), rendered);
+    assert_eq!(
+        file("rollout.yaml"),
+        yaml_stream(
+            &std::fs::read(common::repo_path(
+                "tests/fixtures/krm/transformer/rollout.yaml"
+            ))
+            .unwrap()
+        )
+    );
+
     std::fs::copy(
         common::repo_path("tests/fixtures/krm/invalid/rolloutmanager.yaml"),
         package.join("rolloutmanager.yaml"),
