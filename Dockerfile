@@ -1,4 +1,5 @@
-# The Argo CD config management plugin sidecar: a static rollouts-render and its plugin.yaml.
+# The Argo CD config management plugin sidecar, and the KRM function image: a static
+# rollouts-render and its plugin.yaml.
 #   docker build -t <registry>/rollouts-render:<version> .
 # The sidecar's entrypoint is Argo CD's own argocd-cmp-server, shared with it through the
 # `var-files` volume (see deploy/).
@@ -8,6 +9,8 @@ RUN apk add --no-cache musl-dev gcc
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
+# Cargo.toml declares the benchmark target: without its file cargo refuses the manifest.
+COPY benches ./benches
 # musl links statically: the binary needs nothing from the final image.
 RUN cargo build --release --locked --bin rollouts-render \
  && cp target/release/rollouts-render /rollouts-render
@@ -19,3 +22,6 @@ COPY plugin.yaml /home/argocd/cmp-server/config/plugin.yaml
 USER 999:999
 WORKDIR /home/argocd
 ENTRYPOINT ["/usr/local/bin/rollouts-render"]
+# Without arguments the image is the KRM function (kustomize and kpt run container functions
+# with none); the Argo CD sidecar sets its own command.
+CMD ["fn"]

@@ -10,5 +10,7 @@ use rollouts_render::cli::Cli;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    rollouts_render::commands::main(Cli::parse())
+    rollouts_render::commands::main(Cli::parse_from(rollouts_render::cli::arguments(
+        std::env::args_os(),
+    )))
 }

@@ -37,8 +37,14 @@ impl Rendered {
     /// Every output document, in order: each manager's objects in place of its RolloutManager
     /// (the aggregate ClusterRoles with the first one), other objects as they came.
     pub fn documents(&self) -> impl Iterator<Item = Json> + '_ {
+        self.documents_by_input().flatten()
+    }
+
+    /// The output documents of each input document, in input order: a RolloutManager's
+    /// objects, or the passthrough object alone (the KRM function replaces items in place).
+    pub fn documents_by_input(&self) -> impl Iterator<Item = Vec<Json>> + '_ {
         let mut first_manager = true;
-        self.items.iter().flat_map(move |item| match item {
+        self.items.iter().map(move |item| match item {
             Item::Manager(manager) => {
                 let extras = Extras {
                     aggregate_roles: self.aggregate_roles.as_ref().filter(|_| first_manager),
@@ -87,9 +93,23 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
             Err(error) => diagnostics.push(error),
         }
     }
+    let order: Vec<_> = sources.iter().map(|s| s.name.clone()).collect();
+    render_documents(&documents, &inputs.names, &order, options, diagnostics)
+}
 
+/// Renders parsed documents (each one input document: the KRM function hands over the items
+/// of a ResourceList this way). `names` name the whole input in messages; `order` is the
+/// order of the sources, by which diagnostics are sorted; `diagnostics` holds what parsing
+/// found.
+pub(crate) fn render_documents(
+    documents: &[Document],
+    names: &[String],
+    order: &[std::sync::Arc<str>],
+    options: &Options,
+    mut diagnostics: Diagnostics,
+) -> Result<Rendered, Diagnostics> {
     let mut items = Vec::new();
-    for document in &documents {
+    for document in documents {
         if let Some(item) = classify(document, options, &mut diagnostics) {
             items.push(item);
         }
@@ -115,7 +135,7 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
         diagnostics.push(
             Diagnostic::error(format!(
                 "no RolloutManager found in {}",
-                inputs.names.join(", ")
+                names.join(", ")
             ))
             .hint("an empty render would make Argo CD prune the installation; pass --allow-empty if that is really meant"),
         );
@@ -124,8 +144,7 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
     if options.strict {
         diagnostics.escalate_warnings();
     }
-    let order: Vec<_> = sources.iter().map(|s| s.name.clone()).collect();
-    let diagnostics = diagnostics.sorted(&order);
+    let diagnostics = diagnostics.sorted(order);
     if diagnostics.has_errors() {
         return Err(diagnostics);
     }

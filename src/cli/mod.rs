@@ -8,7 +8,8 @@
 
 pub mod params;
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
@@ -25,12 +26,31 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The name under which the binary runs as `rollouts-render fn`: kustomize before v5.7 runs an
+/// exec function by its path alone, without arguments, so a link by this name stands for
+/// `rollouts-render fn`.
+pub const FN_PROGRAM_NAME: &str = "rollouts-render-fn";
+
+/// The command line as the parser should see it: run as [`FN_PROGRAM_NAME`], the program is
+/// `rollouts-render fn` with the same arguments.
+pub fn arguments(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    let is_fn = args
+        .first()
+        .and_then(|program| Path::new(program).file_stem())
+        .is_some_and(|stem| stem == FN_PROGRAM_NAME);
+    if is_fn {
+        args.insert(1, OsString::from("fn"));
+    }
+    args
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Render every RolloutManager of the input; other objects pass through in place.
     Render(RenderArgs),
     /// Run every check of `render`, write nothing to stdout.
-    Validate(RenderArgs),
+    Validate(ValidateArgs),
     /// Argo CD config management plugin: render the application directory. Options come from
     /// ARGOCD_APP_PARAMETERS and ARGOCD_ENV_*, the namespace from ARGOCD_APP_NAMESPACE and the
     /// cluster's API versions from KUBE_API_VERSIONS; standard input is never read.
@@ -41,9 +61,15 @@ pub enum Command {
     Schema,
     /// Print a CustomResourceDefinition of the extended RolloutManager.
     Crd,
-    /// Read an argo-rollouts-config ConfigMap (alone or in a whole install) and print a
-    /// RolloutManager whose plugins reproduce it.
+    /// Read an argo-rollouts-config ConfigMap (alone or in a whole install), or the argo-helm
+    /// chart's values (`--helm-values`), and print a RolloutManager whose plugins reproduce it.
     Import(ImportArgs),
+    /// KRM function (kustomize, kpt): read a ResourceList on stdin, replace each RolloutManager
+    /// of its items by the objects `render` makes of it, write the ResourceList to stdout.
+    /// Options come from the functionConfig: a ConfigMap whose data are the plugin parameters
+    /// (`namespace`, `strict`, ...), or a RolloutManager (kustomize's generator form).
+    #[command(name = "fn")]
+    Fn(FnArgs),
     /// Print shell completions.
     Completions {
         #[arg(value_enum)]
@@ -79,6 +105,11 @@ pub struct ImportArgs {
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
+    /// Read the values file of the argo-helm `argo-rollouts` chart (`-` for standard input)
+    /// instead of a ConfigMap, and say what was carried, what was not, and what changes.
+    #[arg(long, value_name = "PATH", conflicts_with = "paths")]
+    pub helm_values: Option<PathBuf>,
+
     /// Name of the RolloutManager to write.
     #[arg(long, value_name = "NAME", default_value = "argo-rollouts")]
     pub name: String,
@@ -95,6 +126,24 @@ impl ImportArgs {
             ..ReadOptions::default()
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub render: RenderArgs,
+
+    /// Judge each file that holds a RolloutManager on its own and skip every other file (what
+    /// the pre-commit hook runs: pre-commit passes every staged YAML file).
+    #[arg(long)]
+    pub manager_files: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FnArgs {
+    /// Refuse a ResourceList larger than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_INPUT_BYTES)]
+    pub max_input_bytes: u64,
 }
 
 #[derive(Debug, Args)]
@@ -231,7 +280,16 @@ pub struct OptionArgs {
     pub no_aggregate_roles: bool,
 
     /// Succeed even when the input holds no RolloutManager.
-    #[arg(long)]
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = false,
+        default_missing_value = "true",
+        action = ArgAction::Set,
+        value_parser = boolean
+    )]
     pub allow_empty: bool,
 }
 

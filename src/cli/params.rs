@@ -15,7 +15,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use serde_json::{Value as Json, json};
 
 use super::OptionArgs;
-use crate::diag::{Diagnostic, closest};
+use crate::diag::{Diagnostic, FieldPath, closest};
 use crate::options::{Options, PullPolicy};
 
 /// The value a parameter takes.
@@ -116,7 +116,7 @@ pub const PARAMS: [Param; 8] = [
 
 /// One parameter value as given, before interpretation.
 #[derive(Clone, Debug, PartialEq)]
-enum Given {
+pub(crate) enum Given {
     String(String),
     Array(Vec<String>),
     Map,
@@ -124,13 +124,39 @@ enum Given {
 
 /// Where a value of the plugin environment came from, as messages name it.
 #[derive(Clone, Copy, Debug)]
-enum Origin {
+pub(crate) enum Origin {
     Parameter(&'static Param),
     EnvEntry(&'static Param),
     /// `ARGOCD_APP_NAMESPACE`, the Application's destination namespace.
     AppNamespace,
     /// `KUBE_API_VERSIONS`.
     ApiVersions,
+    /// A field of a KRM function's `functionConfig`; its diagnostics carry the field path.
+    FunctionConfig(&'static Param, ConfigField),
+}
+
+/// Where a KRM function's `functionConfig` holds a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ConfigField {
+    /// `data.<name>` of a ConfigMap (kpt's `fn eval -- name=value` writes one).
+    Data,
+    /// The annotation `rollouts-render/<name>` of a RolloutManager used as the
+    /// functionConfig (kustomize's generator form).
+    Annotation,
+}
+
+/// The annotation prefix of parameters on a RolloutManager used as a functionConfig.
+pub const ANNOTATION_PREFIX: &str = "rollouts-render/";
+
+impl ConfigField {
+    /// The field path of a parameter in the functionConfig.
+    pub(crate) fn path(self, param: &Param) -> FieldPath {
+        match self {
+            Self::Data => FieldPath::from("data").key(param.name),
+            Self::Annotation => FieldPath::from("metadata.annotations")
+                .key(&format!("{ANNOTATION_PREFIX}{}", param.name)),
+        }
+    }
 }
 
 impl fmt::Display for Origin {
@@ -145,6 +171,9 @@ impl fmt::Display for Origin {
             ),
             Self::AppNamespace => f.write_str("ARGOCD_APP_NAMESPACE"),
             Self::ApiVersions => f.write_str("KUBE_API_VERSIONS"),
+            Self::FunctionConfig(param, field) => {
+                write!(f, "functionConfig `{}`", field.path(param))
+            }
         }
     }
 }
@@ -164,22 +193,90 @@ struct ParameterArgs {
 pub fn options(env: &BTreeMap<String, String>) -> (Option<Options>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let args = arguments(env, &mut diagnostics);
+    let options = parse(&args, &mut diagnostics);
+    (options, diagnostics)
+}
+
+/// Parses `--<name>=<value>` arguments with the parser `render` uses. Every bad value is
+/// reported, naming where it came from; any error (already in `diagnostics` or found here)
+/// means no options.
+pub(crate) fn parse(
+    args: &[(String, Origin)],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<Options> {
     // Each argument alone first, so that every bad value is reported, not only the first.
-    for (arg, origin) in &args {
+    for (arg, origin) in args {
         if let Err(error) = ParameterArgs::try_parse_from([arg]) {
             diagnostics.push(parameter_error(*origin, &error));
         }
     }
     if diagnostics.iter().any(Diagnostic::is_error) {
-        return (None, diagnostics);
+        return None;
     }
     match ParameterArgs::try_parse_from(args.iter().map(|(arg, _)| arg)) {
-        Ok(parsed) => (Some(parsed.options.options()), diagnostics),
+        Ok(parsed) => Some(parsed.options.options()),
         Err(error) => {
             diagnostics.push(Diagnostic::error(describe(&error)));
-            (None, diagnostics)
+            None
         }
     }
+}
+
+/// The parameter of this name among `params`; unknown names are reported with the closest
+/// one.
+pub(crate) fn find(params: &'static [Param], name: &str) -> Result<&'static Param, Diagnostic> {
+    params.iter().find(|p| p.name == name).ok_or_else(|| {
+        let mut error = Diagnostic::error(format!("unknown parameter `{name}`"));
+        if let Some(suggestion) = closest(name, params.iter().map(|p| p.name)) {
+            error = error.hint(format!("did you mean `{suggestion}`?"));
+        } else {
+            error = error.hint(format!(
+                "the parameters: {}",
+                params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        error
+    })
+}
+
+/// A value given for a parameter as its `render` arguments: a list becomes one argument per
+/// item (callers split env-style comma lists with [`split_list`] first).
+pub(crate) fn push_given(
+    param: &'static Param,
+    given: &Given,
+    origin: Origin,
+    args: &mut Vec<(String, Origin)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let mut push = |value: &str| args.push((format!("{}={value}", param.flag()), origin));
+    match given {
+        Given::String(value) => push(value),
+        Given::Array(items) if param.kind == Kind::Array => {
+            for item in items {
+                push(item);
+            }
+        }
+        Given::Array(_) => diagnostics.push(shape_error(
+            origin,
+            param,
+            "expects a single value, not a list",
+        )),
+        Given::Map => diagnostics.push(shape_error(
+            origin,
+            param,
+            "expects a single value, not a map",
+        )),
+    }
+}
+
+/// A comma-separated list as env entries give it.
+pub(crate) fn split_list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The plugin environment as `render` arguments, each with its origin: for each parameter
@@ -193,14 +290,7 @@ fn arguments(
     for param in &PARAMS {
         if let Some(value) = env.get(&param.env_name()) {
             let value = match param.kind {
-                Kind::Array => Given::Array(
-                    value
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|v| !v.is_empty())
-                        .map(str::to_owned)
-                        .collect(),
-                ),
+                Kind::Array => Given::Array(split_list(value)),
                 _ => Given::String(value.clone()),
             };
             given.insert(param.name, (value, Origin::EnvEntry(param)));
@@ -224,34 +314,16 @@ fn arguments(
     }
 
     let mut args = Vec::new();
-    let mut push = |param: &Param, value: &str, origin: Origin| {
-        args.push((format!("{}={value}", param.flag()), origin));
-    };
     for param in &PARAMS {
         match given.get(param.name) {
-            Some((Given::String(value), origin)) if param.kind == Kind::Array => {
-                push(param, value, *origin);
-            }
-            Some((Given::String(value), origin)) => push(param, value, *origin),
-            Some((Given::Array(items), origin)) if param.kind == Kind::Array => {
-                for item in items {
-                    push(param, item, *origin);
-                }
-            }
-            Some((Given::Array(_), origin)) => diagnostics.push(shape_error(
-                *origin,
-                param,
-                "expects a single value, not a list",
-            )),
-            Some((Given::Map, origin)) => diagnostics.push(shape_error(
-                *origin,
-                param,
-                "expects a single value, not a map",
-            )),
+            Some((value, origin)) => push_given(param, value, *origin, &mut args, diagnostics),
             None if param.name == "namespace" => {
                 if let Some(namespace) = env.get("ARGOCD_APP_NAMESPACE").filter(|ns| !ns.is_empty())
                 {
-                    push(param, namespace, Origin::AppNamespace);
+                    args.push((
+                        format!("{}={namespace}", param.flag()),
+                        Origin::AppNamespace,
+                    ));
                 }
             }
             None => {}
@@ -307,16 +379,35 @@ fn hint(param: &Param) -> String {
 }
 
 fn shape_error(origin: Origin, param: &Param, problem: &str) -> Diagnostic {
-    Diagnostic::error(format!("{origin}: {problem}")).hint(hint(param))
+    match origin {
+        Origin::FunctionConfig(param, field) => Diagnostic::error(problem)
+            .path(field.path(param))
+            .hint(function_hint(param)),
+        _ => Diagnostic::error(format!("{origin}: {problem}")).hint(hint(param)),
+    }
+}
+
+fn function_hint(param: &Param) -> String {
+    format!(
+        "`{}` takes what the flag `{}` of `rollouts-render render` takes",
+        param.name,
+        param.flag()
+    )
 }
 
 fn parameter_error(origin: Origin, error: &clap::Error) -> Diagnostic {
+    if let Origin::FunctionConfig(param, field) = origin {
+        // The field path says where; the caller says in which object.
+        return Diagnostic::error(describe(error))
+            .path(field.path(param))
+            .hint(function_hint(param));
+    }
     let diagnostic = Diagnostic::error(format!("{origin}: {}", describe(error)));
     match origin {
         Origin::Parameter(param) | Origin::EnvEntry(param) => diagnostic.hint(hint(param)),
         Origin::AppNamespace => diagnostic
             .hint("set the `namespace` parameter, or the Application's destination namespace"),
-        Origin::ApiVersions => diagnostic,
+        Origin::ApiVersions | Origin::FunctionConfig(..) => diagnostic,
     }
 }
 

@@ -9,8 +9,10 @@
 //! A closed stdout (`| head`) or stderr ends the program quietly with its status.
 
 pub mod discover;
+pub mod fn_;
 pub mod generate;
 pub mod import;
+pub mod manager_files;
 pub mod render;
 pub mod schema;
 pub mod verdicts;
@@ -34,10 +36,12 @@ pub const USAGE_OR_IO: u8 = 2;
 pub fn main(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Render(args) => render::command(&args, true),
-        Command::Validate(args) => render::command(&args, false),
+        Command::Validate(args) if args.manager_files => manager_files::command(&args.render),
+        Command::Validate(args) => render::command(&args.render, false),
         Command::Generate(args) => generate::command(&args.path),
         Command::Discover(args) => discover::command(&args.path),
         Command::Import(args) => import::command(&args),
+        Command::Fn(args) => fn_::command(&args),
         Command::Schema => schema::json_schema(),
         Command::Crd => schema::crd(),
         Command::PluginYaml => schema::plugin_yaml(),

@@ -1,4 +1,5 @@
-//! `import`: from an existing `argo-rollouts-config` ConfigMap to a RolloutManager.
+//! `import`: from an existing `argo-rollouts-config` ConfigMap to a RolloutManager; from the
+//! argo-helm chart's values in [`helm`].
 //!
 //! The plugin lists are read the way the controller reads them (sigs.k8s.io/yaml into
 //! `[]PluginItem`: YAML 1.1, field names matched case-insensitively, unknown keys dropped), so
@@ -16,6 +17,8 @@ use crate::options::{Namespace, Options};
 use crate::render::tables;
 use crate::spec::PluginKind;
 use crate::{model, pipeline};
+
+pub(crate) mod helm;
 
 /// The key the operator once wrote metric plugins under; the controller never read it.
 pub const LEGACY_METRIC_KEY: &str = "metricPlugins";
@@ -56,8 +59,19 @@ pub fn import(inputs: &Inputs, name: &str) -> Result<Imported, Diagnostics> {
         return Err(diagnostics);
     }
 
-    // Strict on what is written: it must pass every check of `render`.
-    let text = crate::emit::stream(&managers, crate::Format::Yaml);
+    if !check_written(&managers, &mut diagnostics) {
+        return Err(diagnostics);
+    }
+    Ok(Imported {
+        documents: managers,
+        warnings: diagnostics,
+    })
+}
+
+/// Strict on what is written: it must pass every check of `render`. Its warnings (and
+/// errors) are added to `diagnostics`, at `<stdout>` lines; false on any error.
+pub(crate) fn check_written(managers: &[Json], diagnostics: &mut Diagnostics) -> bool {
+    let text = crate::emit::stream(managers, crate::Format::Yaml);
     let check = Inputs::from(vec![Source::new("<stdout>", text)]);
     let options = Options {
         namespace: Some(Namespace::parse("default").expect("a valid namespace")),
@@ -65,16 +79,15 @@ pub fn import(inputs: &Inputs, name: &str) -> Result<Imported, Diagnostics> {
         ..Options::default()
     };
     match pipeline::render(&check, &options) {
-        Ok(rendered) => diagnostics.extend(rendered.warnings),
+        Ok(rendered) => {
+            diagnostics.extend(rendered.warnings);
+            true
+        }
         Err(errors) => {
             diagnostics.extend(errors);
-            return Err(diagnostics);
+            false
         }
     }
-    Ok(Imported {
-        documents: managers,
-        warnings: diagnostics,
-    })
 }
 
 fn is_rollouts_config(root: &Node) -> bool {
@@ -224,15 +237,75 @@ fn read_list(
         )));
         return Vec::new();
     };
+    let plugins = read_entries(&items, kind, &mut |index, problem| {
+        let diagnostic = match problem {
+            Problem::NotAMapping => Diagnostic::error(format!(
+                "entry {index} is not a mapping; the controller cannot read this list"
+            )),
+            Problem::UnknownKey(key) => Diagnostic::warning(format!(
+                "entry {index}: the controller drops the unknown key `{key}`; it is not imported"
+            )),
+            Problem::BadType(key) => Diagnostic::error(format!(
+                "entry {index}: `{key}` has a type the controller cannot read"
+            )),
+            Problem::Missing(fields) => Diagnostic::error(format!(
+                "entry {index} has no {}; the controller fails at start-up on it",
+                fields.join(" and ")
+            )),
+            Problem::OpenShift(location) => openshift_warning(&location),
+        };
+        diagnostics.push(site.diagnostic(diagnostic));
+    });
+    // Problems inside the value are reported at its key: positions inside the string would
+    // not point anywhere in the file.
+    for diagnostic in inner {
+        diagnostics.push(site.diagnostic(diagnostic));
+    }
+    plugins
+}
+
+/// What is wrong with one entry of a plugin list, as the controller reads it.
+pub(crate) enum Problem {
+    /// The entry is not a mapping: the controller fails on the whole list.
+    NotAMapping,
+    /// A key the controller drops (it reads only `PluginItem`'s fields).
+    UnknownKey(String),
+    /// A field with a value of the wrong type: the controller fails on the whole list.
+    BadType(String),
+    /// Required fields the entry lacks: the controller fails at start-up.
+    Missing(Vec<&'static str>),
+    /// The traffic plugin the operator adds itself, from this location: left to
+    /// `--openshift-route-plugin`.
+    OpenShift(String),
+}
+
+/// The warning about the operator's own OpenShift plugin, which is not imported.
+pub(crate) fn openshift_warning(location: &str) -> Diagnostic {
+    let flag = if location == tables::OPENSHIFT_PLUGIN_LOCATION {
+        "--openshift-route-plugin".to_owned()
+    } else {
+        format!("--openshift-route-plugin={location}")
+    };
+    Diagnostic::warning(format!(
+        "`{}` is not imported: the operator adds it itself",
+        tables::OPENSHIFT_PLUGIN_NAME
+    ))
+    .hint(format!("render with `{flag}` to keep it"))
+}
+
+/// The plugin entries of a list as the controller reads them (sigs.k8s.io/yaml into
+/// `[]PluginItem`: field names matched case-insensitively, unknown keys dropped), as
+/// RolloutManager plugin entries. Each problem is reported with the index of its entry; an
+/// entry the controller would fail on is left out.
+pub(crate) fn read_entries(
+    items: &[Json],
+    kind: PluginKind,
+    report: &mut dyn FnMut(usize, Problem),
+) -> Vec<Json> {
     let mut plugins = Vec::new();
     for (index, item) in items.iter().enumerate() {
-        let at = |message: String| {
-            site.diagnostic(Diagnostic::warning(format!("entry {index}: {message}")))
-        };
         let Json::Object(fields) = item else {
-            diagnostics.push(site.diagnostic(Diagnostic::error(format!(
-                "entry {index} is not a mapping; the controller cannot read this list"
-            ))));
+            report(index, Problem::NotAMapping);
             continue;
         };
         let mut plugin = Map::new();
@@ -249,9 +322,7 @@ fn read_list(
             .into_iter()
             .find(|f| f.eq_ignore_ascii_case(key));
             let Some(field) = field else {
-                diagnostics.push(at(format!(
-                    "the controller drops the unknown key `{key}`; it is not imported"
-                )));
+                report(index, Problem::UnknownKey(key.clone()));
                 continue;
             };
             let valid = match field {
@@ -265,9 +336,7 @@ fn read_list(
                 }),
             };
             if !valid && !value.is_null() {
-                diagnostics.push(site.diagnostic(Diagnostic::error(format!(
-                    "entry {index}: `{key}` has a type the controller cannot read"
-                ))));
+                report(index, Problem::BadType(key.clone()));
                 continue;
             }
             let keep = match field {
@@ -280,15 +349,12 @@ fn read_list(
                 plugin.insert(field.to_owned(), value.clone());
             }
         }
-        let missing: Vec<&str> = ["name", "location"]
+        let missing: Vec<&'static str> = ["name", "location"]
             .into_iter()
             .filter(|field| !plugin.contains_key(*field))
             .collect();
         if !missing.is_empty() {
-            diagnostics.push(site.diagnostic(Diagnostic::error(format!(
-                "entry {index} has no {}; the controller fails at start-up on it",
-                missing.join(" and ")
-            ))));
+            report(index, Problem::Missing(missing));
             continue;
         }
         if kind == PluginKind::TrafficRouter
@@ -298,28 +364,10 @@ fn read_list(
                 .get("location")
                 .and_then(Json::as_str)
                 .unwrap_or_default();
-            let flag = if location == tables::OPENSHIFT_PLUGIN_LOCATION {
-                "--openshift-route-plugin".to_owned()
-            } else {
-                format!("--openshift-route-plugin={location}")
-            };
-            diagnostics.push(
-                site.diagnostic(
-                    Diagnostic::warning(format!(
-                        "`{}` is not imported: the operator adds it itself",
-                        tables::OPENSHIFT_PLUGIN_NAME
-                    ))
-                    .hint(format!("render with `{flag}` to keep it")),
-                ),
-            );
+            report(index, Problem::OpenShift(location.to_owned()));
             continue;
         }
         plugins.push(Json::Object(plugin));
-    }
-    // Problems inside the value are reported at its key: positions inside the string would
-    // not point anywhere in the file.
-    for diagnostic in inner {
-        diagnostics.push(site.diagnostic(diagnostic));
     }
     plugins
 }
