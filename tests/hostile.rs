@@ -65,8 +65,46 @@ fn alias_bomb() {
     }
     assert_rejected(
         &render_stdin(input),
-        "<stdin>:12:49: error: aliases expand to more than 1000000 nodes; refusing to read further\n  hint: this looks like an alias bomb; write the values out instead of nesting aliases\n",
+        "<stdin>:12:29: error: the input expands to more than 24 MiB of YAML (aliases counted as often as they are used); refusing to read further\n  hint: this looks like an alias bomb; write the values out instead of nesting aliases, or render fewer files at once\n",
     );
+}
+
+/// The budget is the run's, not each file's: files that are each well within it are refused
+/// together once they add up past it (and the files after are not read).
+#[test]
+fn aliases_over_many_files_share_one_budget() {
+    let dir = temp_dir("alias-files");
+    let list = vec!["lol"; 1000].join(", ");
+    let aliases = vec!["*a"; 50].join(", ");
+    for i in 0..13 {
+        let text = format!(
+            "{}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\nx: &a [{list}]\ny: [{aliases}]\n",
+            if i == 0 { HEADER } else { "" }
+        );
+        std::fs::write(dir.join(format!("{i:02}.yaml")), text).unwrap();
+    }
+    let single = Command::cargo_bin("rollouts-render")
+        .unwrap()
+        .args(["render", "--allow-empty"])
+        .arg(dir.join("12.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(single.status.code(), Some(0), "one file alone is accepted");
+    let output = Command::cargo_bin("rollouts-render")
+        .unwrap()
+        .arg("render")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr.contains("09.yaml:6:") && stderr.contains("expands to more than 24 MiB of YAML"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -123,15 +161,15 @@ fn shapes_that_are_not_objects() {
     );
     assert_rejected(
         &render_stdin(format!("{HEADER}  ? [a, b]\n  : c\n")),
-        "<stdin>:6:5: error: metadata: mapping keys must be strings, found a list\n",
+        "<stdin>:6:5: error: a list as a key: Kubernetes' YAML reader refuses the document\n  hint: keys are strings\n",
     );
     assert_rejected(
         &render_stdin(format!("{HEADER}spec: !!binary aGVsbG8=\n")),
-        "<stdin>:6:16: error: spec: unsupported YAML tag `!!binary`\n",
+        "<stdin>:6:16: error: spec: unsupported YAML tag `!!binary`: Kubernetes would decode it from base64; write the value it should get, without the tag\n",
     );
     assert_rejected(
         &render_stdin("apiVersion: v1\nkind: ConfigMap\nmetadata: !custom {name: x}\n"),
-        "<stdin>:3:19: error: metadata: unsupported YAML tag `!custom`\n",
+        "<stdin>:3:19: error: metadata: unsupported YAML tag `!custom`: Kubernetes would ignore the tag and read the value as if it had none; write the value it should get, without the tag\n",
     );
 }
 
@@ -292,4 +330,55 @@ proptest! {
             _ => prop_assert!(false, "two runs disagree on success"),
         }
     }
+}
+
+/// A directory is read like a user expects: a FIFO named like a manifest is skipped with a
+/// warning (reading it would block forever), and a dangling link that is not a manifest is
+/// not looked at.
+#[cfg(unix)]
+#[test]
+fn special_files_in_a_directory_are_skipped() {
+    let dir = temp_dir("special");
+    std::fs::write(dir.join("rm.yaml"), HEADER).unwrap();
+    let fifo = dir.join("x.yaml");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::os::unix::fs::symlink(dir.join("missing"), dir.join("notes.txt")).unwrap();
+    let output = Command::cargo_bin("rollouts-render")
+        .unwrap()
+        .args(["render", dir.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!output.stdout.is_empty());
+    assert_eq!(
+        stderr,
+        format!(
+            "warning: {}: not read: not a regular file (a FIFO, socket or device), which could block the read\n  hint: name it on the command line to read it anyway\n",
+            fifo.display()
+        )
+    );
+}
+
+/// A huge value is not echoed whole (Argo CD keeps stderr in the Application's status): the
+/// message keeps the location and the start of the value.
+#[test]
+fn huge_values_are_not_echoed_whole() {
+    let value = "v".repeat(1 << 20);
+    let input = format!("{HEADER}spec:\n  additionalMetadata:\n    labels:\n      team: {value}\n");
+    let output = render_stdin(input);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.len() < 1000, "{} bytes of stderr", stderr.len());
+    assert!(
+        stderr.starts_with("<stdin>:9:13: error: spec.additionalMetadata.labels.team: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("vvvv…` (1048576 bytes)"), "{stderr}");
 }

@@ -14,8 +14,10 @@ use crate::diag::{Diagnostic, Location, Pos};
 /// The name diagnostics use for standard input.
 pub const STDIN_NAME: &str = "<stdin>";
 
-/// Default `--max-input-bytes`: 64 MiB.
-pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+/// Default `--max-input-bytes`: 16 MiB, over Argo CD's own 10 MB default for a directory's
+/// manifests, and small enough that text and trees fit the sidecar's memory limit (README,
+/// "Reading YAML").
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// One input, read whole.
 #[derive(Clone, Debug)]
@@ -39,12 +41,18 @@ impl Source {
 pub struct Inputs {
     pub sources: Vec<Source>,
     pub names: Vec<String>,
+    /// Warnings about directory entries named like manifests that were not read.
+    pub skipped: Vec<Diagnostic>,
 }
 
 impl From<Vec<Source>> for Inputs {
     fn from(sources: Vec<Source>) -> Self {
         let names = sources.iter().map(|s| s.name.to_string()).collect();
-        Self { sources, names }
+        Self {
+            sources,
+            names,
+            skipped: Vec::new(),
+        }
     }
 }
 
@@ -88,6 +96,7 @@ pub fn read(paths: &[PathBuf], options: &ReadOptions) -> Result<Inputs, ReadErro
         return Ok(Inputs::from(sources));
     }
     let mut names = Vec::new();
+    let mut skipped = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
             sources.push(read_stdin(&mut budget)?);
@@ -97,19 +106,37 @@ pub fn read(paths: &[PathBuf], options: &ReadOptions) -> Result<Inputs, ReadErro
         names.push(path.display().to_string());
         let metadata = fs::metadata(path).map_err(|source| io_error(path, source))?;
         if metadata.is_dir() {
-            for file in directory_files(path, options.recursive)? {
+            let (files, skipped_here) = directory_entries(path, options.recursive)?;
+            skipped.extend(skipped_here);
+            for file in files {
                 sources.push(read_file(&file, &mut budget)?);
             }
         } else {
             sources.push(read_file(path, &mut budget)?);
         }
     }
-    Ok(Inputs { sources, names })
+    Ok(Inputs {
+        sources,
+        names,
+        skipped,
+    })
 }
 
 /// The manifest files of a directory, sorted by path.
 pub fn directory_files(dir: &Path, recursive: bool) -> Result<Vec<PathBuf>, ReadError> {
+    directory_entries(dir, recursive).map(|(files, _)| files)
+}
+
+/// The manifest files of a directory, sorted by path: only regular files (or links to them)
+/// named `*.yaml`, `*.yml` or `*.json`, so that nothing else is ever opened (a FIFO would
+/// block the read forever). Special files named like manifests are skipped with a warning;
+/// other entries are not looked at at all.
+fn directory_entries(
+    dir: &Path,
+    recursive: bool,
+) -> Result<(Vec<PathBuf>, Vec<Diagnostic>), ReadError> {
     let mut files = Vec::new();
+    let mut skipped = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
         let entries = fs::read_dir(&dir).map_err(|source| io_error(&dir, source))?;
@@ -121,21 +148,45 @@ pub fn directory_files(dir: &Path, recursive: bool) -> Result<Vec<PathBuf>, Read
                 continue;
             }
             let path = entry.path();
-            let file_type = fs::metadata(&path).map_err(|source| io_error(&path, source))?;
+            let is_manifest = [".yaml", ".yml", ".json"]
+                .iter()
+                .any(|ext| name.ends_with(ext));
+            let mut file_type = entry
+                .file_type()
+                .map_err(|source| io_error(&path, source))?;
+            if file_type.is_symlink() {
+                match fs::metadata(&path) {
+                    Ok(target) => file_type = target.file_type(),
+                    // A manifest that cannot be read is an error (skipping it could drop
+                    // a RolloutManager, and Argo CD would prune what it installed); anything
+                    // else is not ours to look at.
+                    Err(error) if is_manifest => return Err(io_error(&path, error)),
+                    Err(_) => continue,
+                }
+            }
             if file_type.is_dir() {
                 if recursive {
                     pending.push(path);
                 }
-            } else if [".yaml", ".yml", ".json"]
-                .iter()
-                .any(|ext| name.ends_with(ext))
-            {
+            } else if is_manifest && file_type.is_file() {
                 files.push(path);
+            } else if is_manifest {
+                skipped.push(skip(
+                    &path,
+                    "not a regular file (a FIFO, socket or device), which could block the read",
+                    "name it on the command line to read it anyway",
+                ));
             }
         }
     }
     files.sort();
-    Ok(files)
+    skipped.sort_by(|a, b| a.message.cmp(&b.message));
+    Ok((files, skipped))
+}
+
+fn skip(path: &Path, why: &str, hint: &str) -> Diagnostic {
+    let name = path.strip_prefix(".").unwrap_or(path).display().to_string();
+    Diagnostic::warning(format!("{name}: not read: {why}")).hint(hint)
 }
 
 fn io_error(path: &Path, source: io::Error) -> ReadError {
