@@ -122,13 +122,69 @@ pub struct Diagnostic {
     pub hint: Option<String>,
 }
 
+/// The longest value a message echoes, in characters; longer ones are cut (the location still
+/// says where the whole value is). Argo CD keeps stderr in the Application's status.
+pub const MAX_ECHOED_CHARS: usize = 80;
+
+/// Cuts every value quoted in backticks or double quotes that is longer than
+/// [`MAX_ECHOED_CHARS`]: `xxxx…` (1048576 bytes). A whole message is cut to a few such values.
+pub fn shorten(message: String) -> String {
+    if message.len() <= MAX_ECHOED_CHARS {
+        return message;
+    }
+    let mut out = String::with_capacity(message.len().min(4 * MAX_ECHOED_CHARS));
+    let mut rest = message.as_str();
+    while let Some(open) = rest.find(['`', '"']) {
+        let quote = rest.as_bytes()[open];
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        // A double-quoted value may hold escaped quotes (it is JSON).
+        let close = if quote == b'"' {
+            let mut escaped = false;
+            rest.char_indices()
+                .find(|&(_, c)| {
+                    let end = c == '"' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    end
+                })
+                .map(|(i, _)| i)
+        } else {
+            rest.find('`')
+        };
+        let Some(close) = close else {
+            break;
+        };
+        let value = &rest[..close];
+        match value.char_indices().nth(MAX_ECHOED_CHARS) {
+            Some((cut, _)) => {
+                out.push_str(&value[..cut]);
+                out.push('…');
+                out.push(quote as char);
+                out.push_str(&format!(" ({} bytes)", value.len()));
+            }
+            None => {
+                out.push_str(value);
+                out.push(quote as char);
+            }
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    // What no quote marks (a value cut short of its closing quote, say) is cut here.
+    if let Some((cut, _)) = out.char_indices().nth(25 * MAX_ECHOED_CHARS) {
+        out.truncate(cut);
+        out.push('…');
+    }
+    out
+}
+
 impl Diagnostic {
     pub fn error(message: impl Into<String>) -> Self {
         Self {
             severity: Severity::Error,
             location: None,
             path: FieldPath::root(),
-            message: message.into(),
+            message: shorten(message.into()),
             hint: None,
         }
     }
@@ -151,7 +207,7 @@ impl Diagnostic {
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
-        self.hint = Some(hint.into());
+        self.hint = Some(shorten(hint.into()));
         self
     }
 
@@ -330,5 +386,32 @@ mod tests {
         assert_eq!(closest("locaton", fields), Some("location"));
         assert_eq!(closest("Location", fields), Some("location"));
         assert_eq!(closest("completely-different", fields), None);
+    }
+
+    #[test]
+    fn long_echoed_values_are_cut() {
+        let value = "v".repeat(1 << 20);
+        let message = shorten(format!("the label value `{value}` is too long"));
+        assert_eq!(
+            message,
+            format!(
+                "the label value `{}…` (1048576 bytes) is too long",
+                "v".repeat(80)
+            )
+        );
+        let quoted = shorten(format!(
+            "expected a boolean, found the string \"{}\\\"x\"",
+            "é".repeat(100)
+        ));
+        assert_eq!(
+            quoted,
+            format!(
+                "expected a boolean, found the string \"{}…\" (203 bytes)",
+                "é".repeat(80)
+            )
+        );
+        let short = "the key `a` and the value `b` are fine".to_owned();
+        assert_eq!(shorten(short.clone()), short);
+        assert!(shorten("x".repeat(10_000)).chars().count() <= 25 * MAX_ECHOED_CHARS + 1);
     }
 }
