@@ -23,7 +23,8 @@ use crate::validate::{self, Checked, Checker, stream};
 /// The result of a successful run: what to write, and warnings.
 ///
 /// Everything is validated; the objects themselves are built while they are written
-/// ([`Rendered::documents`]), so memory stays proportional to the input, not to the output.
+/// ([`Rendered::documents`]), one at a time, so memory stays proportional to the input, not
+/// to the output (and the input is held once, as the YAML tree).
 #[derive(Debug)]
 pub struct Rendered {
     items: Vec<Item>,
@@ -53,7 +54,12 @@ impl Rendered {
                 first_manager = false;
                 render::manager(manager, extras)
             }
-            Item::Passthrough(object) => vec![object.clone()],
+            // Converted a second time, here, so that only one document's JSON is ever held;
+            // its problems were reported by the first conversion, during validation.
+            Item::Passthrough(document) => vec![
+                yaml11::to_json(document, &mut Diagnostics::default())
+                    .expect("the conversion is deterministic and succeeded during validation"),
+            ],
         })
     }
 }
@@ -62,13 +68,13 @@ impl Rendered {
 #[derive(Debug)]
 enum Item {
     Manager(Box<Manager>),
-    Passthrough(Json),
+    Passthrough(Document),
 }
 
 /// A document of the input while it is checked.
-enum Checking<'a> {
+enum Checking {
     Manager(Box<Checked>),
-    Passthrough(Json, &'a Document),
+    Passthrough(Document),
 }
 
 /// Kinds of the argoproj.io group that are not typos of RolloutManager.
@@ -86,15 +92,25 @@ const ARGOPROJ_KINDS: [&str; 7] = [
 pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostics> {
     let sources = &inputs.sources;
     let mut diagnostics = Diagnostics::default();
+    diagnostics.extend(inputs.skipped.iter().cloned());
     let mut documents = Vec::new();
+    // One budget for the whole run, so that many files cannot add up past it.
+    let mut budget = yaml::Budget::default();
     for source in sources {
-        match yaml::parse(&source.name, &source.text, &mut diagnostics) {
-            Ok(parsed) => documents.extend(parsed.into_iter().flat_map(list_items)),
-            Err(error) => diagnostics.push(error),
+        let (parsed, error) =
+            yaml::parse_within(&source.name, &source.text, &mut diagnostics, &mut budget);
+        // Documents before a syntax error are still checked, so their problems are reported
+        // with it.
+        documents.extend(parsed.into_iter().flat_map(list_items));
+        if let Some(error) = error {
+            diagnostics.push(error);
+            if budget.exhausted() {
+                break;
+            }
         }
     }
     let order: Vec<_> = sources.iter().map(|s| s.name.clone()).collect();
-    render_documents(&documents, &inputs.names, &order, options, diagnostics)
+    render_documents(documents, &inputs.names, &order, options, diagnostics)
 }
 
 /// Renders parsed documents (each one input document: the KRM function hands over the items
@@ -102,7 +118,7 @@ pub fn render(inputs: &Inputs, options: &Options) -> Result<Rendered, Diagnostic
 /// order of the sources, by which diagnostics are sorted; `diagnostics` holds what parsing
 /// found.
 pub(crate) fn render_documents(
-    documents: &[Document],
+    documents: Vec<Document>,
     names: &[String],
     order: &[std::sync::Arc<str>],
     options: &Options,
@@ -119,13 +135,13 @@ pub(crate) fn render_documents(
         .iter()
         .filter_map(|item| match item {
             Checking::Manager(checked) => Some(&**checked),
-            Checking::Passthrough(..) => None,
+            Checking::Passthrough(_) => None,
         })
         .collect();
     stream::check_managers(&checked, &mut diagnostics);
     let managers: Vec<&Manager> = checked.iter().map(|c| &c.manager).collect();
     for item in &items {
-        if let Checking::Passthrough(_, document) = item {
+        if let Checking::Passthrough(document) = item {
             let uses = uses::plugin_uses(document);
             stream::check_uses(&managers, &document.source, &uses, &mut diagnostics);
         }
@@ -151,14 +167,14 @@ pub(crate) fn render_documents(
 
     let shared = SharedMetadata::of(items.iter().filter_map(|item| match item {
         Checking::Manager(checked) => Some(&checked.manager),
-        Checking::Passthrough(..) => None,
+        Checking::Passthrough(_) => None,
     }));
     Ok(Rendered {
         items: items
             .into_iter()
             .map(|item| match item {
                 Checking::Manager(checked) => Item::Manager(Box::new(checked.manager)),
-                Checking::Passthrough(object, _) => Item::Passthrough(object),
+                Checking::Passthrough(document) => Item::Passthrough(document),
             })
             .collect(),
         service_monitor: options.has_api_version("monitoring.coreos.com/v1"),
@@ -172,20 +188,36 @@ pub(crate) fn render_documents(
 fn list_items(document: Document) -> Vec<Document> {
     let root = &document.root;
     let is_list = root.get("apiVersion").and_then(Node::scalar) == Some("v1")
-        && root.get("kind").and_then(Node::scalar) == Some("List");
-    match root.get("items") {
-        Some(Node {
-            value: Value::Seq(items),
-            ..
-        }) if is_list => items
-            .iter()
-            .map(|item| Document {
-                source: document.source.clone(),
-                root: item.clone(),
+        && root.get("kind").and_then(Node::scalar) == Some("List")
+        && matches!(
+            root.get("items"),
+            Some(Node {
+                value: Value::Seq(_),
+                ..
             })
-            .collect(),
-        _ => vec![document],
+        );
+    if !is_list {
+        return vec![document];
     }
+    let Document { source, root } = document;
+    let Value::Map(entries) = root.value else {
+        unreachable!("a List is a mapping")
+    };
+    // Moved out, not copied: a large List is held once.
+    entries
+        .into_iter()
+        .find(|entry| entry.key.scalar() == Some("items"))
+        .map(|entry| match entry.value.value {
+            Value::Seq(items) => items,
+            _ => Vec::new(),
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .map(|root| Document {
+            source: source.clone(),
+            root,
+        })
+        .collect()
 }
 
 /// `apiVersion` and `kind`, as far as they are strings.
@@ -197,11 +229,11 @@ struct TypeMeta {
 }
 
 /// Reads `apiVersion` and `kind` of a document and handles it accordingly.
-fn classify<'a>(
-    document: &'a Document,
+fn classify(
+    document: Document,
     options: &Options,
     diagnostics: &mut Diagnostics,
-) -> Option<Checking<'a>> {
+) -> Option<Checking> {
     let root = &document.root;
     if !matches!(root.value, Value::Map(_)) {
         diagnostics.push(
@@ -213,7 +245,7 @@ fn classify<'a>(
         );
         return None;
     }
-    let meta = de::decode_lenient::<TypeMeta>(document, root);
+    let meta = de::decode_lenient::<TypeMeta>(&document, root);
     let field = |field: fn(&TypeMeta) -> &Option<Located<String>>| {
         meta.as_ref()
             .and_then(|meta| field(meta).as_ref())
@@ -238,25 +270,38 @@ fn classify<'a>(
             );
             return None;
         }
-        return yaml11::to_json(document, diagnostics)
-            .map(|json| Checking::Passthrough(json, document));
+        // Converted here for its problems only; the JSON is built again, one document at a
+        // time, when it is written.
+        return yaml11::to_json(&document, diagnostics)
+            .is_some()
+            .then_some(Checking::Passthrough(document));
     }
 
     let mut found = Vec::new();
-    let decoded =
-        de::decode::<Located<RolloutManager>>(document, root, FieldPath::root(), &mut found);
+    let (decoded, set_aside) = de::decode_all::<Located<RolloutManager>>(&document, &mut found);
     diagnostics.extend(found);
-    let raw = match decoded {
-        Ok(raw) => raw,
-        Err(error) => {
-            diagnostics.push(error);
-            return None;
-        }
-    };
+    let raw = decoded?;
     let mut checker = Checker::new(document.source.clone());
     let checked = validate::manager(&mut checker, raw, options);
-    diagnostics.extend(checker.diagnostics);
-    checked.map(|checked| Checking::Manager(Box::new(checked)))
+    if set_aside.is_empty() {
+        diagnostics.extend(checker.diagnostics);
+        return checked.map(|checked| Checking::Manager(Box::new(checked)));
+    }
+    // The rest of the document is checked as well, but not what a value set aside would have
+    // decided (`a plugin needs a location` for a location of the wrong type).
+    let touches = |path: &FieldPath| {
+        set_aside.iter().any(|aside| {
+            path.segments().starts_with(aside.segments())
+                || aside.segments().split_last().map(|(_, parent)| parent) == Some(path.segments())
+        })
+    };
+    diagnostics.extend(
+        checker
+            .diagnostics
+            .into_iter()
+            .filter(|diagnostic| !touches(&diagnostic.path)),
+    );
+    None
 }
 
 struct Misnamed<'a> {

@@ -395,7 +395,7 @@ stringData:
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(
         stderr,
-        "rm.yaml:9:20: error: spec.imagePullPolicy: `Sometimes` is not an image pull policy (use Always, IfNotPresent, Never)\nsecret.yaml:6:16: error: stringData.token: the value is not a valid `!!int`\n"
+        "rm.yaml:9:20: error: spec.imagePullPolicy: `Sometimes` is not an image pull policy (use Always, IfNotPresent, Never)\nsecret.yaml:6:16: error: stringData.token: the value is not a valid `!!int`, and Kubernetes' YAML reader refuses the document\n"
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
 }

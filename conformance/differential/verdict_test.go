@@ -2,7 +2,9 @@ package differential
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // Verdict is what a rule says about one input: the same JSON shape the
@@ -47,6 +50,7 @@ var rules = map[string]func(string) Verdict{
 	"plugin-name":         func(s string) Verdict { return accept(pluginName.MatchString(s)) },
 	"yaml11-plain":        yaml11Plain,
 	"yaml-v2-scalar":      yamlV2Scalar,
+	"yaml-document":       yamlDocument,
 }
 
 // The regexp of Argo Rollouts v1.9.1 utils/config/config.go.
@@ -173,4 +177,20 @@ func yamlV2Scalar(s string) Verdict {
 		return Verdict{"error": err.Error()}
 	}
 	return Verdict{"text": strings.TrimSuffix(string(out), "\n")}
+}
+
+// yamlDocument is what kubectl and Argo CD make of a document:
+// sigs.k8s.io/yaml.YAMLToJSON (yaml.v2 underneath, non-strict), as JSON.
+func yamlDocument(s string) Verdict {
+	data, err := sigsyaml.YAMLToJSON([]byte(s))
+	if err != nil {
+		return accept(false)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return accept(false)
+	}
+	return Verdict{"accept": true, "json": v}
 }

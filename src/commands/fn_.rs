@@ -181,7 +181,7 @@ pub fn run(text: &str) -> FnOutcome {
     };
     let order: Vec<Arc<str>> = origins.iter().map(|o| o.name.clone()).collect();
     let names = ["the ResourceList's items".to_owned()];
-    match pipeline::render_documents(&documents, &names, &order, &options, diagnostics) {
+    match pipeline::render_documents(documents, &names, &order, &options, diagnostics) {
         Ok(mut rendered) => {
             let warnings = std::mem::take(&mut rendered.warnings);
             let outputs: Vec<Vec<Json>> = rendered.documents_by_input().collect();

@@ -31,6 +31,8 @@ pub struct Error {
     message: String,
     hint: Option<String>,
     at: Option<(Pos, FieldPath)>,
+    /// About the value at `at` alone (not a missing field): decoding can go on without it.
+    about_the_value: bool,
 }
 
 impl Error {
@@ -39,6 +41,7 @@ impl Error {
             message: message.into(),
             hint: None,
             at: None,
+            about_the_value: true,
         }
     }
 
@@ -48,6 +51,19 @@ impl Error {
             self.at = Some((node.pos, path.clone()));
         }
         self
+    }
+}
+
+impl Error {
+    fn diagnostic(self, document: &Document) -> Diagnostic {
+        let mut diagnostic = Diagnostic::error(self.message);
+        if let Some((pos, path)) = self.at {
+            diagnostic = diagnostic.at(document.location(pos)).path(path);
+        }
+        if let Some(hint) = self.hint {
+            diagnostic = diagnostic.hint(hint);
+        }
+        diagnostic
     }
 }
 
@@ -76,12 +92,16 @@ impl de::Error for Error {
     }
 
     fn missing_field(field: &'static str) -> Self {
-        Self::new(format!("missing required field `{field}`"))
+        Self {
+            about_the_value: false,
+            ..Self::new(format!("missing required field `{field}`"))
+        }
     }
 }
 
 /// Decodes `node` as `T`. Unknown fields are appended to `diagnostics`; the first hard error
 /// (wrong type, missing required field) is returned as a located diagnostic.
+#[cfg(test)]
 pub fn decode<T: DeserializeOwned>(
     document: &Document,
     node: &Node,
@@ -95,16 +115,88 @@ pub fn decode<T: DeserializeOwned>(
     };
     let result = context.decode(node, path);
     diagnostics.extend(context.unknown.into_inner());
-    result.map_err(|error| {
-        let mut diagnostic = Diagnostic::error(error.message);
-        if let Some((pos, path)) = error.at {
-            diagnostic = diagnostic.at(document.location(pos)).path(path);
+    result.map_err(|error| error.diagnostic(document))
+}
+
+/// The most values [`decode_all`] sets aside before it gives up on a document.
+const MAX_SET_ASIDE: usize = 100;
+
+/// Decodes a whole document as `T` and reports every problem at once: a value of the wrong
+/// type is reported, set aside (its key removed from a copy of the document), and decoding
+/// starts over, so the unknown fields and wrong values after it are found too. Returns the
+/// value decoded without what was set aside (to check the rest: the document has errors
+/// anyway), and the paths of what was, so that those checks can leave them alone.
+pub fn decode_all<T: DeserializeOwned>(
+    document: &Document,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (Option<T>, Vec<FieldPath>) {
+    let mut copy: Option<Document> = None;
+    let mut set_aside = Vec::new();
+    loop {
+        let current = copy.as_ref().unwrap_or(document);
+        let context = Context {
+            document: current,
+            unknown: RefCell::new(Vec::new()),
+            lenient: false,
+        };
+        let result = context.decode::<T>(&current.root, FieldPath::root());
+        let unknown = context.unknown.into_inner();
+        let error = match result {
+            Ok(value) => {
+                diagnostics.extend(unknown);
+                return (Some(value), set_aside);
+            }
+            Err(error) => error,
+        };
+        let removable = error.about_the_value && set_aside.len() < MAX_SET_ASIDE;
+        let path = error.at.as_ref().map(|(_, path)| path.clone());
+        diagnostics.push(error.diagnostic(current));
+        let copy = copy.get_or_insert_with(|| document.clone());
+        match path {
+            Some(path) if removable && remove_entry(&mut copy.root, path.segments()) => {
+                set_aside.push(path);
+            }
+            // Nothing more can be known: what was found so far stands.
+            _ => {
+                diagnostics.extend(unknown);
+                return (None, set_aside);
+            }
         }
-        if let Some(hint) = error.hint {
-            diagnostic = diagnostic.hint(hint);
-        }
-        diagnostic
-    })
+    }
+}
+
+/// Removes the mapping entry a path leads to; false when the path does not end in a key of a
+/// mapping.
+fn remove_entry(root: &mut Node, segments: &[crate::diag::Segment]) -> bool {
+    use crate::diag::Segment;
+    let Some((Segment::Key(last), parents)) = segments.split_last() else {
+        return false;
+    };
+    let mut node = root;
+    for segment in parents {
+        node = match (segment, &mut node.value) {
+            (Segment::Key(key), Value::Map(entries)) => {
+                match entries
+                    .iter_mut()
+                    .find(|e| e.key.scalar() == Some(key.as_str()))
+                {
+                    Some(entry) => &mut entry.value,
+                    None => return false,
+                }
+            }
+            (Segment::Index(index), Value::Seq(items)) => match items.get_mut(*index) {
+                Some(item) => item,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    let Value::Map(entries) = &mut node.value else {
+        return false;
+    };
+    let before = entries.len();
+    entries.retain(|e| e.key.scalar() != Some(last.as_str()));
+    entries.len() < before
 }
 
 /// Decodes what `T` describes of `node` and nothing more: unknown fields are skipped without a
@@ -224,20 +316,20 @@ impl<'a> NodeDeserializer<'a> {
 
     fn check_tag(&self) -> Result<(), Error> {
         match self.node.tag.as_deref() {
-            None
-            | Some(
-                yaml::TAG_STR
-                | yaml::TAG_INT
-                | yaml::TAG_FLOAT
-                | yaml::TAG_BOOL
-                | yaml::TAG_NULL
-                | yaml::TAG_MAP
-                | yaml::TAG_SEQ,
-            ) => Ok(()),
-            Some(tag) => Err(self.fail(Error::new(format!(
-                "unsupported YAML tag `{}`",
-                yaml::display_tag(tag)
-            )))),
+            None | Some(yaml::TAG_STR | yaml::TAG_MAP | yaml::TAG_SEQ) => Ok(()),
+            Some(tag @ (yaml::TAG_INT | yaml::TAG_FLOAT | yaml::TAG_BOOL | yaml::TAG_NULL)) => {
+                match &self.node.value {
+                    Value::Scalar { text, .. } if !yaml11::fits_tag(tag, text) => {
+                        // The value is not repeated: it may be a secret.
+                        Err(self.fail(Error::new(format!(
+                            "the value is not a valid `{}`, and Kubernetes' YAML reader refuses the document",
+                            yaml::display_tag(tag)
+                        ))))
+                    }
+                    _ => Ok(()),
+                }
+            }
+            Some(tag) => Err(self.fail(Error::new(yaml11::unsupported_tag(tag)))),
         }
     }
 
@@ -326,6 +418,13 @@ impl<'a> de::Deserializer<'a> for NodeDeserializer<'a> {
 
     fn deserialize_str<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
         self.check_tag()?;
+        // `!!int 5` is the number 5 to Kubernetes, never the string a field wants.
+        if matches!(
+            self.node.tag.as_deref(),
+            Some(yaml::TAG_INT | yaml::TAG_FLOAT | yaml::TAG_BOOL)
+        ) {
+            return Err(self.invalid_type(&visitor));
+        }
         match self.text() {
             Some(text) => visitor.visit_str(text).map_err(|e| self.fail(e)),
             None => Err(self.invalid_type(&visitor)),
@@ -703,12 +802,24 @@ mod tests {
 
     #[test]
     fn non_string_keys_are_errors() {
-        let (result, _) = decode_str::<BTreeMap<String, String>>("? [a]\n: b\n");
-        assert!(
-            result
-                .unwrap_err()
-                .contains("mapping keys must be strings, found a list")
+        // The reader refuses the key before decoding sees it, and decoding sees no entry.
+        let mut diagnostics = Diagnostics::default();
+        let docs = yaml::parse(&Arc::from("t.yaml"), "? [a]\n: b\n", &mut diagnostics).unwrap();
+        let messages: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            messages,
+            [
+                "t.yaml:1:3: error: a list as a key: Kubernetes' YAML reader refuses the document\n  hint: keys are strings"
+            ]
         );
+        let mut unknown = Vec::new();
+        let decoded = decode::<BTreeMap<String, String>>(
+            &docs[0],
+            &docs[0].root,
+            FieldPath::root(),
+            &mut unknown,
+        );
+        assert!(decoded.unwrap().is_empty());
     }
 
     #[test]

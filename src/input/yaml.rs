@@ -15,13 +15,20 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use granit_parser::{Event, Parser, ScalarStyle, Span, Tag};
+use granit_parser::{Event, Parser, ScalarStyle, Span, StructureStyle, Tag};
 
 use crate::diag::{Diagnostic, Diagnostics, FieldPath, Location, Pos, Segment};
 
-/// The most nodes alias expansion may create in one input; a "billion laughs" document is
-/// refused long before it can exhaust memory.
-const MAX_ALIAS_NODES: usize = 1_000_000;
+/// The most one run may compose, over all its sources, aliases expanded, in bytes of
+/// [`weight`]: a "billion laughs" document, or many files of them, is refused long before it
+/// can exhaust memory, and so is a tree of many tiny nodes (README, "Reading YAML", has the
+/// measured bound: peak memory stays a small multiple of this).
+pub const MAX_WEIGHT: usize = 24 * 1024 * 1024;
+
+/// What one node counts in the budget, next to its text: about what its parts take in the
+/// tree and in the JSON built from it, measured (README, "Reading YAML"), so that many tiny nodes
+/// weigh what they cost.
+pub const NODE_WEIGHT: usize = 48;
 
 /// Deepest collection nesting accepted; deeper input is refused by the parser with a location.
 /// No Kubernetes object comes close, and it bounds every recursive walk over the tree.
@@ -203,36 +210,90 @@ enum Frame {
         pos: Pos,
         tag: Option<Box<str>>,
         anchor: usize,
+        flow: bool,
         items: Vec<Node>,
     },
     Map {
         pos: Pos,
         tag: Option<Box<str>>,
         anchor: usize,
+        flow: bool,
         entries: Vec<Entry>,
         key: Option<Node>,
     },
 }
 
+impl Frame {
+    fn is_flow(&self) -> bool {
+        match self {
+            Frame::Seq { flow, .. } | Frame::Map { flow, .. } => *flow,
+        }
+    }
+}
+
+/// Limits that hold for a whole run, over every source: the weight of what is composed
+/// (aliases expanded) bounds the memory the trees take.
+#[derive(Debug)]
+pub struct Budget {
+    weight_left: usize,
+    exhausted: bool,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::new(MAX_WEIGHT)
+    }
+}
+
+impl Budget {
+    pub fn new(weight: usize) -> Self {
+        Budget {
+            weight_left: weight,
+            exhausted: false,
+        }
+    }
+
+    /// Whether a source was refused for the budget: every later one would be too.
+    pub fn exhausted(&self) -> bool {
+        self.exhausted
+    }
+}
+
 /// Builds documents from parser events.
 struct Composer<'a> {
     source: &'a Arc<str>,
+    text: &'a str,
     diagnostics: &'a mut Diagnostics,
     anchors: HashMap<usize, Node>,
-    alias_budget: usize,
+    budget: &'a mut Budget,
     stack: Vec<Frame>,
     root: Option<Node>,
     documents: Vec<Document>,
 }
 
-/// Parses a whole source into its non-empty documents. A syntax error ends the source and is
-/// returned; problems that leave the structure intact (duplicate keys) are added to
+/// Parses a whole source into its non-empty documents, with a budget of its own. A syntax
+/// error is returned; problems that leave the structure intact (duplicate keys) are added to
 /// `diagnostics` and composition goes on.
 pub fn parse(
     source: &Arc<str>,
     text: &str,
     diagnostics: &mut Diagnostics,
 ) -> Result<Vec<Document>, Diagnostic> {
+    let (documents, error) = parse_within(source, text, diagnostics, &mut Budget::default());
+    match error {
+        Some(error) => Err(error),
+        None => Ok(documents),
+    }
+}
+
+/// Parses a source under a run's budget: the documents completed before a syntax error
+/// (so their problems can still be reported), and the error that ended the source.
+pub fn parse_within(
+    source: &Arc<str>,
+    text: &str,
+    diagnostics: &mut Diagnostics,
+    budget: &mut Budget,
+) -> (Vec<Document>, Option<Diagnostic>) {
     let options = granit_parser::options! {
         // Kubernetes reads YAML with a libyaml port: a block scalar ending the input without
         // a line break gets no trailing line break there either.
@@ -243,28 +304,36 @@ pub fn parse(
     };
     let mut composer = Composer {
         source,
+        text,
         diagnostics,
         anchors: HashMap::new(),
-        alias_budget: MAX_ALIAS_NODES,
+        budget,
         stack: Vec::new(),
         root: None,
         documents: Vec::new(),
     };
     for event in Parser::new_from_str_with_options(text, options) {
-        let (event, span) = event.map_err(|error| {
-            let marker = error.marker();
-            let pos = Pos {
-                line: u32::try_from(marker.line()).unwrap_or(u32::MAX),
-                col: u32::try_from(marker.col() + 1).unwrap_or(u32::MAX),
-            };
-            Diagnostic::error(format!("invalid YAML: {}", error.info())).at(Location {
-                source: source.clone(),
-                pos: Some(pos),
-            })
-        })?;
-        composer.event(event, &span)?;
+        let result = match event {
+            Ok((event, span)) => composer.event(event, &span),
+            Err(error) => {
+                let marker = error.marker();
+                let pos = Pos {
+                    line: u32::try_from(marker.line()).unwrap_or(u32::MAX),
+                    col: u32::try_from(marker.col() + 1).unwrap_or(u32::MAX),
+                };
+                Err(
+                    Diagnostic::error(format!("invalid YAML: {}", error.info())).at(Location {
+                        source: source.clone(),
+                        pos: Some(pos),
+                    }),
+                )
+            }
+        };
+        if let Err(error) = result {
+            return (composer.documents, Some(error));
+        }
     }
-    Ok(composer.documents)
+    (composer.documents, None)
 }
 
 impl Composer<'_> {
@@ -298,6 +367,11 @@ impl Composer<'_> {
                     ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => Style::Quoted,
                     _ => Style::Block,
                 };
+                self.spend(NODE_WEIGHT + text.len(), span)?;
+                self.check_separation(span);
+                if style == Style::Plain {
+                    self.check_flow_colon(&text, span);
+                }
                 let node = Node {
                     pos: pos_of(span),
                     tag: tag_name(tag.as_deref()),
@@ -309,6 +383,7 @@ impl Composer<'_> {
                 self.complete(node, anchor)?;
             }
             Event::Alias(anchor) => {
+                self.check_separation(span);
                 let pos = pos_of(span);
                 let Some(target) = self.anchors.get(&anchor) else {
                     return Err(Diagnostic::error(
@@ -316,32 +391,44 @@ impl Composer<'_> {
                     )
                     .at(self.location(pos)));
                 };
-                let size = count_nodes(target, self.alias_budget);
-                if size > self.alias_budget {
+                let size = weight(target, self.budget.weight_left);
+                if size > self.budget.weight_left {
+                    self.budget.exhausted = true;
                     return Err(Diagnostic::error(format!(
-                        "aliases expand to more than {MAX_ALIAS_NODES} nodes; refusing to read further"
+                        "the input expands to more than {} MiB of YAML (aliases counted as often as they are used); refusing to read further",
+                        MAX_WEIGHT >> 20
                     ))
                     .at(self.location(pos))
-                    .hint("this looks like an alias bomb; write the values out instead of nesting aliases"));
+                    .hint("this looks like an alias bomb; write the values out instead of nesting aliases, or render fewer files at once"));
                 }
-                self.alias_budget -= size;
+                self.budget.weight_left -= size;
                 let mut node = target.clone();
                 node.pos = pos;
                 self.complete(node, 0)?;
             }
-            Event::SequenceStart(_, anchor, tag) => self.stack.push(Frame::Seq {
-                pos: pos_of(span),
-                tag: tag_name(tag.as_deref()),
-                anchor,
-                items: Vec::new(),
-            }),
-            Event::MappingStart(_, anchor, tag) => self.stack.push(Frame::Map {
-                pos: pos_of(span),
-                tag: tag_name(tag.as_deref()),
-                anchor,
-                entries: Vec::new(),
-                key: None,
-            }),
+            Event::SequenceStart(style, anchor, tag) => {
+                self.spend(NODE_WEIGHT, span)?;
+                self.check_separation(span);
+                self.stack.push(Frame::Seq {
+                    pos: pos_of(span),
+                    tag: tag_name(tag.as_deref()),
+                    anchor,
+                    flow: style == StructureStyle::Flow,
+                    items: Vec::new(),
+                });
+            }
+            Event::MappingStart(style, anchor, tag) => {
+                self.spend(NODE_WEIGHT, span)?;
+                self.check_separation(span);
+                self.stack.push(Frame::Map {
+                    pos: pos_of(span),
+                    tag: tag_name(tag.as_deref()),
+                    anchor,
+                    flow: style == StructureStyle::Flow,
+                    entries: Vec::new(),
+                    key: None,
+                });
+            }
             Event::SequenceEnd | Event::MappingEnd => {
                 let (node, anchor) = match self.stack.pop() {
                     Some(Frame::Seq {
@@ -349,6 +436,7 @@ impl Composer<'_> {
                         tag,
                         anchor,
                         items,
+                        ..
                     }) => (
                         Node {
                             pos,
@@ -399,7 +487,97 @@ impl Composer<'_> {
         Ok(())
     }
 
-    /// Applies merge keys and reports duplicate keys.
+    /// Takes `weight` from the run's budget.
+    fn spend(&mut self, weight: usize, span: &Span) -> Result<(), Diagnostic> {
+        if weight > self.budget.weight_left {
+            self.budget.exhausted = true;
+            return Err(Diagnostic::error(format!(
+                "the input is more than {} MiB of YAML, counting {NODE_WEIGHT} bytes for each node; refusing to read further",
+                MAX_WEIGHT >> 20
+            ))
+            .at(self.location(pos_of(span)))
+            .hint("render fewer or smaller files at once"));
+        }
+        self.budget.weight_left -= weight;
+        Ok(())
+    }
+
+    /// yaml.v2 (Kubernetes' reader) refuses a tab right after the `-` of a block list item
+    /// (it allows one after a key's `:`); YAML 1.2 allows both.
+    fn check_separation(&mut self, span: &Span) {
+        if !matches!(self.stack.last(), Some(Frame::Seq { flow: false, .. })) {
+            return;
+        }
+        let indicator = '-';
+        let Some(start) = span.start.byte_offset() else {
+            return;
+        };
+        let Some(line) = self.text.get(..start) else {
+            return;
+        };
+        let line = &line[line.rfind('\n').map_or(0, |i| i + 1)..];
+        // Back over the node's properties (`&anchor`, `!tag`) to the indicator.
+        let mut rest = line.trim_end_matches([' ', '\t']);
+        let mut separation = &line[rest.len()..];
+        loop {
+            if rest.ends_with(indicator) {
+                break;
+            }
+            let word = rest.rfind([' ', '\t']).map_or(0, |i| i + 1);
+            if !matches!(rest[word..].chars().next(), Some('&' | '!')) {
+                return;
+            }
+            let before = rest[..word].trim_end_matches([' ', '\t']);
+            separation = &rest[before.len()..word];
+            rest = before;
+        }
+        if separation.contains('\t') {
+            let pos = pos_of(span);
+            self.diagnostics.push(
+                Diagnostic::error(
+                    "a tab after a list item's `-`: Kubernetes' YAML reader refuses the document (\"found character that cannot start any token\")",
+                )
+                .at(self.location(pos))
+                .hint("separate with spaces"),
+            );
+        }
+    }
+
+    /// In a flow collection, yaml.v2 keeps a `:` that is followed by `,`, `[`, `]`, `{` or
+    /// `}` in the plain scalar before it: `{replicas:, paused: true}` has the key `replicas:`
+    /// there, while YAML 1.2 reads `replicas` with no value.
+    fn check_flow_colon(&mut self, text: &str, span: &Span) {
+        if !self.stack.last().is_some_and(Frame::is_flow) {
+            return;
+        }
+        let (Some(start), Some(end)) = (span.start.byte_offset(), span.end.byte_offset()) else {
+            return;
+        };
+        // An empty value (`{a:, b: 1}` has one after `a:`) is not written text.
+        if start == end {
+            return;
+        }
+        let after = self.text.get(end..).unwrap_or("").as_bytes();
+        if let [b':', next, ..] = after
+            && matches!(next, b',' | b'[' | b']' | b'{' | b'}')
+        {
+            self.diagnostics.push(
+                Diagnostic::error(format!(
+                    "Kubernetes' YAML reader takes this as the string `{text}:`, colon included, where YAML 1.2 reads `{text}` and an empty value"
+                ))
+                .at(self.location(pos_of(span)))
+                .hint(format!("write `{text}: ` with a space after the colon, or quote the text")),
+            );
+        }
+    }
+
+    /// Applies merge keys as yaml.v2 does and reports duplicate and null keys.
+    ///
+    /// yaml.v2 (non-strict, as `sigs.k8s.io/yaml` uses it) sets the keys in the order they
+    /// are written: a merge sets every merged key, over keys written before it, and keys
+    /// written after it set theirs over the merged ones. Of the mappings of a list merged at
+    /// once, the earlier ones win. An explicit key written twice is an error here (yaml.v2
+    /// would silently keep the last).
     fn finish_mapping(&mut self, entries: Vec<Entry>) -> Result<Vec<Entry>, Diagnostic> {
         let is_merge = |entry: &Entry| match &entry.key.value {
             Value::Scalar {
@@ -408,16 +586,90 @@ impl Composer<'_> {
             } => text == "<<" && entry.key.tag.as_deref().is_none_or(|tag| tag == TAG_MERGE),
             _ => false,
         };
-        let mut result = Vec::with_capacity(entries.len());
-        let mut sources = Vec::new();
-        let mut seen: HashMap<String, Pos> = HashMap::new();
+        let mut result: Vec<Entry> = Vec::with_capacity(entries.len());
+        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut explicit: HashMap<String, Pos> = HashMap::new();
+        let set =
+            |result: &mut Vec<Entry>, index: &mut HashMap<String, usize>, entry: Entry| match entry
+                .key
+                .scalar()
+                .map(str::to_owned)
+            {
+                Some(text) => match index.get(&text) {
+                    Some(&at) => result[at] = entry,
+                    None => {
+                        index.insert(text, result.len());
+                        result.push(entry);
+                    }
+                },
+                None => result.push(entry),
+            };
         for entry in entries {
             if is_merge(&entry) {
-                sources.push(entry.value);
+                let source = entry.value;
+                let source_pos = entry.key.pos;
+                let maps = match source.value {
+                    Value::Map(_) => vec![source],
+                    Value::Seq(items) if items.iter().all(|i| matches!(i.value, Value::Map(_))) => {
+                        items.into_iter().rev().collect()
+                    }
+                    _ => {
+                        return Err(Diagnostic::error(
+                            "the value of a merge key `<<` must be a mapping or a list of mappings",
+                        )
+                        .at(self.location(source.pos)));
+                    }
+                };
+                for map in maps {
+                    if let Value::Map(merged) = map.value {
+                        for entry in merged {
+                            if let Some(text) = entry.key.scalar()
+                                && let Some(first) = explicit.get(text)
+                            {
+                                // yaml.v2 would take the merged value over the one written
+                                // before `<<`, which YAML's merge rules (and most readers)
+                                // keep: too surprising to reproduce silently.
+                                self.diagnostics.push(
+                                    Diagnostic::error(format!(
+                                        "the merge key `<<` replaces `{text}`, written before it on line {}: Kubernetes' YAML reader takes the merged value",
+                                        first.line
+                                    ))
+                                    .at(self.location(source_pos))
+                                    .hint(format!("write `{text}` after `<<` to keep your value, or remove it")),
+                                );
+                                continue;
+                            }
+                            set(&mut result, &mut index, entry);
+                        }
+                    }
+                }
+                continue;
+            }
+            if matches!(entry.key.value, Value::Seq(_) | Value::Map(_)) {
+                self.diagnostics.push(
+                    Diagnostic::error(format!(
+                        "{} as a key: Kubernetes' YAML reader refuses the document",
+                        if matches!(entry.key.value, Value::Seq(_)) {
+                            "a list"
+                        } else {
+                            "a mapping"
+                        }
+                    ))
+                    .at(self.location(entry.key.pos))
+                    .hint("keys are strings"),
+                );
+                continue;
+            }
+            if entry.key.is_null() {
+                self.diagnostics.push(
+                    Diagnostic::error("a null key: Kubernetes' YAML reader refuses the document")
+                        .at(self.location(entry.key.pos))
+                        .hint("write the key as a string, in quotes if it must read `null` or `~`"),
+                );
                 continue;
             }
             if let Some(text) = entry.key.scalar() {
-                if let Some(first) = seen.get(text) {
+                if let Some(first) = explicit.get(text) {
                     self.diagnostics.push(
                         Diagnostic::error(format!(
                             "duplicate key `{text}` (first defined on line {})",
@@ -428,64 +680,33 @@ impl Composer<'_> {
                     );
                     continue;
                 }
-                seen.insert(text.to_owned(), entry.key.pos);
+                explicit.insert(text.to_owned(), entry.key.pos);
             }
-            result.push(entry);
-        }
-        // Explicit keys win over merged ones; among merge sources the first wins.
-        for source in sources {
-            let maps = match source.value {
-                Value::Map(_) => vec![source],
-                Value::Seq(items) if items.iter().all(|i| matches!(i.value, Value::Map(_))) => {
-                    items
-                }
-                _ => {
-                    return Err(Diagnostic::error(
-                        "the value of a merge key `<<` must be a mapping or a list of mappings",
-                    )
-                    .at(self.location(source.pos)));
-                }
-            };
-            for map in maps {
-                let Value::Map(merged) = map.value else {
-                    continue;
-                };
-                for entry in merged {
-                    if let Some(text) = entry.key.scalar() {
-                        if seen.contains_key(text) {
-                            continue;
-                        }
-                        seen.insert(text.to_owned(), entry.key.pos);
-                    }
-                    result.push(entry);
-                }
-            }
+            set(&mut result, &mut index, entry);
         }
         Ok(result)
     }
 }
 
-/// Counts the nodes of a tree, stopping once `limit` is exceeded.
-fn count_nodes(node: &Node, limit: usize) -> usize {
-    let mut count = 1;
+/// What a node weighs in the budget (its nodes and their text), counted until `limit` is
+/// passed.
+fn weight(node: &Node, limit: usize) -> usize {
+    let mut total = 0;
     let mut pending = vec![node];
     while let Some(node) = pending.pop() {
+        total += NODE_WEIGHT;
         match &node.value {
-            Value::Scalar { .. } => {}
-            Value::Seq(items) => {
-                count += items.len();
-                pending.extend(items);
-            }
+            Value::Scalar { text, .. } => total += text.len(),
+            Value::Seq(items) => pending.extend(items),
             Value::Map(entries) => {
-                count += 2 * entries.len();
-                pending.extend(entries.iter().map(|e| &e.value));
+                pending.extend(entries.iter().flat_map(|e| [&e.key, &e.value]));
             }
         }
-        if count > limit {
+        if total > limit {
             break;
         }
     }
-    count
+    total
 }
 
 #[cfg(test)]

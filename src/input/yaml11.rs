@@ -254,6 +254,35 @@ pub fn marshals_plain(s: &str) -> bool {
     matches!(resolve(s), Plain::Str) && !is_base60_float(s)
 }
 
+/// Whether a scalar written with one of the typed core tags (`!!int 5`) is a value of that
+/// type, as yaml.v2 requires (it refuses `!!int hunter2`).
+pub fn fits_tag(tag: &str, text: &str) -> bool {
+    matches!(
+        (tag, resolve(text)),
+        (yaml::TAG_INT, Plain::Int(_) | Plain::Uint(_))
+            | (
+                yaml::TAG_FLOAT,
+                Plain::Float(_) | Plain::Int(_) | Plain::Uint(_)
+            )
+            | (yaml::TAG_BOOL, Plain::Bool(_))
+            | (yaml::TAG_NULL, Plain::Null)
+    )
+}
+
+/// Why a tag is refused, and what Kubernetes would have made of the value.
+pub fn unsupported_tag(tag: &str) -> String {
+    let shown = yaml::display_tag(tag);
+    let kubernetes = match tag {
+        "tag:yaml.org,2002:binary" => "decode it from base64",
+        "tag:yaml.org,2002:timestamp" => "turn it into an RFC 3339 time",
+        _ if tag.starts_with('!') => "ignore the tag and read the value as if it had none",
+        _ => "refuse it or read it its own way",
+    };
+    format!(
+        "unsupported YAML tag `{shown}`: Kubernetes would {kubernetes}; write the value it should get, without the tag"
+    )
+}
+
 /// Converts a passthrough document to JSON data exactly as Kubernetes would read it.
 pub fn to_json(document: &Document, diagnostics: &mut Diagnostics) -> Option<Json> {
     let mut converter = Converter {
@@ -297,20 +326,31 @@ impl Converter<'_> {
             ),
             (Value::Map(entries), None | Some(yaml::TAG_MAP)) => {
                 let mut map = Map::new();
+                let mut written: std::collections::HashMap<String, &str> = Default::default();
                 for entry in entries {
                     let Some(key) = self.key(&entry.key, path) else {
                         continue;
                     };
+                    let text = entry.key.scalar().unwrap_or_default();
+                    if let Some(first) = written.get(key.as_str()) {
+                        // Distinct YAML keys, one JSON key: sigs.k8s.io/yaml keeps whichever
+                        // its map iteration meets last, a different one from run to run.
+                        self.error(
+                            &entry.key,
+                            path,
+                            format!(
+                                "`{first}` and `{text}` both become the key `{key}` for Kubernetes (YAML 1.1), which then keeps one of them at random"
+                            ),
+                        );
+                        continue;
+                    }
+                    written.insert(key.clone(), text);
                     let value = self.node(&entry.value, &path.key(&key), depth + 1);
                     map.insert(key, value);
                 }
                 Json::Object(map)
             }
-            (_, Some(tag)) => self.error(
-                node,
-                path,
-                format!("unsupported YAML tag `{}`", yaml::display_tag(tag)),
-            ),
+            (_, Some(tag)) => self.error(node, path, unsupported_tag(tag)),
         }
     }
 
@@ -330,34 +370,20 @@ impl Converter<'_> {
                 _,
                 Some(tag @ (yaml::TAG_INT | yaml::TAG_FLOAT | yaml::TAG_BOOL | yaml::TAG_NULL)),
             ) => {
-                let plain = resolve(text);
-                let fits = matches!(
-                    (tag, plain),
-                    (yaml::TAG_INT, Plain::Int(_) | Plain::Uint(_))
-                        | (
-                            yaml::TAG_FLOAT,
-                            Plain::Float(_) | Plain::Int(_) | Plain::Uint(_)
-                        )
-                        | (yaml::TAG_BOOL, Plain::Bool(_))
-                        | (yaml::TAG_NULL, Plain::Null)
-                );
-                if !fits {
+                if !fits_tag(tag, text) {
                     // The value is not repeated: it may be the content of a Secret.
                     return self.error(
                         node,
                         path,
-                        format!("the value is not a valid `{}`", yaml::display_tag(tag)),
+                        format!(
+                            "the value is not a valid `{}`, and Kubernetes' YAML reader refuses the document",
+                            yaml::display_tag(tag)
+                        ),
                     );
                 }
-                plain
+                resolve(text)
             }
-            (_, Some(tag)) => {
-                return self.error(
-                    node,
-                    path,
-                    format!("unsupported YAML tag `{}`", yaml::display_tag(tag)),
-                );
-            }
+            (_, Some(tag)) => return self.error(node, path, unsupported_tag(tag)),
         };
         match plain {
             Plain::Null => Json::Null,
@@ -405,6 +431,10 @@ impl Converter<'_> {
                 return None;
             }
         };
+        if converted == *text {
+            // `9000` is the integer 9000, and the key "9000" again: nothing changes.
+            return Some(converted);
+        }
         self.diagnostics.push(
             Diagnostic::warning(format!(
                 "the key `{text}` is read as `{converted}` by Kubernetes (YAML 1.1)"

@@ -15,8 +15,10 @@ use crate::input::yaml11::{self, Plain};
 use crate::options::Namespace;
 use crate::validate::{env, location, plugins, quantity, syntax};
 
+mod yaml_documents;
+
 /// Every rule with a Go counterpart, by the name both sides use.
-pub const RULES: [&str; 15] = [
+pub const RULES: [&str; 16] = [
     "location",
     "quantity",
     "quantity-pattern",
@@ -32,6 +34,7 @@ pub const RULES: [&str; 15] = [
     "plugin-name",
     "yaml11-plain",
     "yaml-v2-scalar",
+    "yaml-document",
 ];
 
 fn accept(ok: bool) -> Json {
@@ -67,6 +70,7 @@ pub fn verdict(rule: &str, input: &str) -> Option<Json> {
         "plugin-name" => accept(plugins::is_plugin_name(input)),
         "yaml11-plain" => yaml11_plain(input),
         "yaml-v2-scalar" => json!({"text": emit::yaml_v2_scalar(input)}),
+        "yaml-document" => yaml_documents::verdict(input),
         _ => return None,
     })
 }
@@ -165,10 +169,10 @@ pub(crate) fn command(args: &VerdictArgs) -> ExitCode {
 /// alphabet and to its edges (lengths at the limits, separators, escapes, signs, suffixes).
 pub mod corpus {
     /// SplitMix64: small, fast, and the same sequence on every machine.
-    struct Rng(u64);
+    pub struct Rng(u64);
 
     impl Rng {
-        fn next(&mut self) -> u64 {
+        pub fn next_u64(&mut self) -> u64 {
             self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
             let mut z = self.0;
             z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -176,15 +180,15 @@ pub mod corpus {
             z ^ (z >> 31)
         }
 
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
+        pub fn below(&mut self, n: usize) -> usize {
+            (self.next_u64() % n as u64) as usize
         }
 
-        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
             items[self.below(items.len())]
         }
 
-        fn chance(&mut self, percent: usize) -> bool {
+        pub fn chance(&mut self, percent: usize) -> bool {
             self.below(100) < percent
         }
     }
@@ -334,7 +338,7 @@ pub mod corpus {
         if rng.chance(85) { common } else { rare }
     }
 
-    fn plain_scalar(rng: &mut Rng) -> String {
+    pub fn plain_scalar(rng: &mut Rng) -> String {
         match rng.below(3) {
             0 => random_string(
                 rng,
@@ -393,6 +397,7 @@ pub mod corpus {
                     "config-map-key" => name(&mut rng, 253),
                     "plugin-name" => format!("{}/{}", name(&mut rng, 8), name(&mut rng, 10)),
                     "yaml11-plain" => plain_scalar(&mut rng),
+                    "yaml-document" => super::yaml_documents::document(&mut rng),
                     _ => scalar(&mut rng),
                 };
                 corpus.push((rule, input));
