@@ -79,7 +79,7 @@ func TestPluginChangeRollsController(t *testing.T) {
 	}
 	t.Logf("%s: before %.12s, unrelated change %.12s, plugin added %.12s", checksumAnnotation, sums["before"], sums["unrelated"], sums["after"])
 
-	c := newCluster(t)
+	c := newCluster(t, release(t, DefaultVersion))
 	ctx := context.Background()
 	if err := c.EnsureNamespace(ctx, ns); err != nil {
 		t.Fatal(err)
