@@ -593,7 +593,10 @@ fn the_deploy_component_adds_the_sidecar_to_the_repo_server() {
 fn default_version() -> String {
     let text = "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\nmetadata: {name: r, namespace: n}\nspec: {}\n";
     let out = common::render_sources(
-        &[rollouts_render::input::source::Source::new("default.yaml", text.to_owned())],
+        &[rollouts_render::input::source::Source::new(
+            "default.yaml",
+            text.to_owned(),
+        )],
         &common::case_options(text),
     )
     .unwrap();
@@ -635,9 +638,8 @@ fn every_file_under_deploy_is_valid_and_uses_the_plugin_as_announced() {
                     Some(list) => list.iter().collect(),
                     None => vec![&spec["source"]],
                 };
-                let (plugin, others): (Vec<&Json>, Vec<&Json>) = sources
-                    .into_iter()
-                    .partition(|s| s.get("plugin").is_some());
+                let (plugin, others): (Vec<&Json>, Vec<&Json>) =
+                    sources.into_iter().partition(|s| s.get("plugin").is_some());
                 assert_eq!(plugin.len(), 1, "{}: one plugin source", path.display());
                 let source = plugin[0];
                 assert_eq!(

@@ -83,6 +83,7 @@ var operatorIngressVerbs = []any{"create", "get", "list", "watch", "patch"}
 // succeeds, under the operator's ingress verbs it is Forbidden and the
 // Ingress keeps the action of a Rollout that no longer exists.
 func TestALBCanary(t *testing.T) {
+	t.Parallel()
 	for _, variant := range []string{"rendered", "operator-ingress-verbs"} {
 		t.Run(variant, func(t *testing.T) {
 			objs := renderObjs(t, "alb.yaml")

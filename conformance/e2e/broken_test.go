@@ -14,6 +14,7 @@ import (
 // controllers. The upstream run shows the same failure without
 // rollouts-render. (In a cluster: CrashLoopBackOff, Rollouts left alone.)
 func TestBrokenPluginLocationCrashesController(t *testing.T) {
+	t.Parallel()
 	forEachRelease(t, func(t *testing.T, rel Release) {
 		for _, src := range sources {
 			t.Run(src.name, func(t *testing.T) {

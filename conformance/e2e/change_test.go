@@ -46,6 +46,7 @@ const checksumAnnotation = "checksum/argo-rollouts-config"
 //
 // Product-only: upstream's install.yaml has no checksum to test.
 func TestPluginChangeRollsController(t *testing.T) {
+	t.Parallel()
 	render := func(file string) []*unstructured.Unstructured {
 		out, _ := renderFile(t, file)
 		objs, err := DecodeStream(out)

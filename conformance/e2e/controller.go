@@ -197,14 +197,30 @@ func linkPlugins(src, dst string) error {
 	return nil
 }
 
+// freePort returns a loopback port free now and never handed out before in
+// this process: parallel tests must not give two controllers the same port
+// between this check and the controller's bind.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !portsGiven[port] {
+			portsGiven[port] = true
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 // WaitForLog waits until the log contains substr; it fails early when the
 // process exits.

@@ -107,6 +107,7 @@ func schemas(versions []any) map[string]any {
 // Rollout. Client-side apply is shown refused for v1.10 and later: the
 // last-applied annotation of its CRDs is over the API server's limit.
 func TestTerminalInstall(t *testing.T) {
+	t.Parallel()
 	forEachRelease(t, func(t *testing.T, rel Release) {
 		c := newClusterCRDs(t)
 		ctx := context.Background()
@@ -195,6 +196,7 @@ type argoApplication struct {
 // must be the version the plugin renders; the controller starts and
 // reconciles a Rollout.
 func TestArgoCDApplicationInstallsCRDs(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join(repoDir(t), "deploy", "application.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 // its namespace, and leaves a Rollout in another namespace alone. The
 // upstream run uses the release's namespace-install.yaml.
 func TestNamespaceScoped(t *testing.T) {
+	t.Parallel()
 	file := "namespace-scoped.yaml"
 	for _, src := range []source{
 		{"rendered", renderedInstall},
@@ -71,6 +72,7 @@ func TestNamespaceScoped(t *testing.T) {
 // names it, the other waits), the leader reconciles; when the leader's pod
 // ends, the other takes over and reconciles the next revision.
 func TestHA(t *testing.T) {
+	t.Parallel()
 	objs := renderObjs(t, "ha.yaml")
 	c := newCluster(t, release(t, DefaultVersion))
 	ctx := context.Background()
@@ -144,6 +146,7 @@ func leaseHolder(t *testing.T, c *Cluster) string {
 // The next sync fixes it: the checksum changes, the controller rolls,
 // downloads with the header, and runs the plugin as a step.
 func TestHTTPSPluginDownload(t *testing.T) {
+	t.Parallel()
 	rel := release(t, DefaultVersion)
 	binary, err := os.ReadFile(filepath.Join(rel.PluginDir, "step-plugin-e2e"))
 	if err != nil {
@@ -234,6 +237,7 @@ spec:
 // own CRD (v0.85.0, strict server-side apply) and selects the rendered
 // metrics Service by its labels and port name.
 func TestServiceMonitor(t *testing.T) {
+	t.Parallel()
 	crd := os.Getenv("E2E_SERVICEMONITOR_CRD")
 	if crd == "" {
 		t.Fatal("E2E_SERVICEMONITOR_CRD is not set (conformance/e2e/run.sh sets it)")

@@ -85,6 +85,7 @@ func operatorObjects(t *testing.T, objs []*unstructured.Unstructured, owner *uns
 // the role's rules and the Deployment's selector and labels are the
 // rendering's (no OpenShift plugin, upstream's verbs).
 func TestMigrationFromOperator(t *testing.T) {
+	t.Parallel()
 	bin, err := RenderBinary()
 	if err != nil || bin == "" {
 		t.Fatalf("ROLLOUTS_RENDER: %v (%q)", err, bin)

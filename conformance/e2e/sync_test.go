@@ -173,6 +173,7 @@ func newRevision(t *testing.T, c *Cluster, name, image, steps string) {
 // so the controller rolls to pods with the new labels, which the selector
 // still selects, and the new controller reconciles the Rollouts.
 func TestLabelChange(t *testing.T) {
+	t.Parallel()
 	before, after := renderObjs(t, "labels-before.yaml"), renderObjs(t, "labels-after.yaml")
 	selector := func(objs []*unstructured.Unstructured) any {
 		s, _, _ := unstructured.NestedFieldCopy(Find(objs, "Deployment", "argo-rollouts").Object, "spec", "selector")
@@ -241,6 +242,7 @@ func TestLabelChange(t *testing.T) {
 // of them runs them, each plugin process with the configured arguments.
 // Removing the plugin brings back the first checksum (same ConfigMap data).
 func TestPluginAddChangeRemove(t *testing.T) {
+	t.Parallel()
 	stages := []struct {
 		file    string
 		plugins map[string][]string // name -> args of its process
@@ -313,4 +315,51 @@ func TestPluginAddChangeRemove(t *testing.T) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// TestChangesThatDoNotRoll: the next syncs after changes outside the pod
+// template. A plugin's `rules` added (traffic-without-rules.yaml, then
+// traffic.yaml) change only the controller's role: the Deployment does not
+// roll, and the running controller's plugin, refused before, updates the
+// HTTPRoute at once (RBAC is checked per request). Then the NetworkPolicy and
+// the notification Secret leave the output (traffic-toggles.yaml): still no
+// roll, and a server-side apply leaves both objects in the cluster (only a
+// prune, as Argo CD's, deletes them).
+func TestChangesThatDoNotRoll(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, release(t, DefaultVersion))
+	ctx := context.Background()
+	if err := c.EnsureNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	applyTwice(t, c, renderObjs(t, "traffic-without-rules.yaml"), ns)
+	ctl := startLiveController(t, c)
+	applyScenario(t, c, gatewayScenario)
+	waitFor(t, time.Minute, "the plugin's httproutes request refused", func() (bool, error) {
+		return strings.Contains(ctl.Log(), `cannot get resource \"httproutes\"`), nil
+	})
+
+	applyTwice(t, c, renderObjs(t, "traffic.yaml"), ns)
+	requireNoRoll(t, c, ctl)
+	// The controller retries the failed reconcile with a growing back-off; any
+	// change to the Rollout makes it try again now.
+	mutateRollout(t, c, "web", "", `{"metadata":{"annotations":{"e2e.rollouts-render.test/rules-added":"1"}}}`,
+		func(ro *unstructured.Unstructured) bool { phase, _ := rolloutPhase(ro); return phase == "Healthy" })
+	setImage(t, c, "web", "example.invalid/web:v2")
+	waitRouteWeights(t, c, "web", 70, 30, true)
+
+	toggled := renderObjs(t, "traffic-toggles.yaml")
+	for _, gone := range [][2]string{{"NetworkPolicy", "argo-rollouts-network-policy"}, {"Secret", "argo-rollouts-notification-secret"}} {
+		if Find(toggled, gone[0], gone[1]) != nil {
+			t.Fatalf("traffic-toggles.yaml still renders %s %s", gone[0], gone[1])
+		}
+	}
+	applyTwice(t, c, toggled, ns)
+	requireNoRoll(t, c, ctl)
+	if _, err := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, "argo-rollouts-network-policy", metav1.GetOptions{}); err != nil {
+		t.Errorf("the NetworkPolicy after an apply without it: %v; want it still there (apply does not prune)", err)
+	}
+	if _, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "argo-rollouts-notification-secret", metav1.GetOptions{}); err != nil {
+		t.Errorf("the notification Secret after an apply without it: %v; want it still there", err)
+	}
 }

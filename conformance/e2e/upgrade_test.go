@@ -16,6 +16,7 @@ import (
 // its step, and on promotion makes the paused canary's ReplicaSet stable and
 // runs the step plugin step that follows, with v1.10.2's plugin.
 func TestUpgrade(t *testing.T) {
+	t.Parallel()
 	from, to := release(t, DefaultVersion), release(t, "v1.10.2")
 	before, after := renderObjs(t, "upgrade-before.yaml"), renderObjs(t, "upgrade-after.yaml")
 
