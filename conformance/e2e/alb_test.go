@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -135,19 +136,45 @@ func TestALBCanary(t *testing.T) {
 				t.Fatalf("the Ingress's %s is %q; want the Rollout's managed action", albManaged, ing.Annotations[albManaged])
 			}
 
+			// Delete only once the controller is idle: v1.9.1 writes a Rollout it just
+			// patched back into its informer cache, and a deletion in that moment leaves
+			// the deleted Rollout in the cache (argoproj/argo-rollouts#4694), where the
+			// ingress controller would still find it.
+			quiet, quietSince := len(ctl.Log()), time.Now()
+			waitFor(t, time.Minute, "the controller to settle", func() (bool, error) {
+				if n := len(ctl.Log()); n != quiet {
+					quiet, quietSince = n, time.Now()
+				}
+				return time.Since(quietSince) > 3*time.Second, nil
+			})
 			if err := c.Dynamic.Resource(rolloutsGVR).Namespace(ns).Delete(ctx, "alb", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			// The ingress controller acts on Ingress events (and on every Ingress when
-			// the controller starts); any later edit of the Ingress is one.
-			time.Sleep(time.Second)
-			if _, err := c.Kube.NetworkingV1().Ingresses(ns).Patch(ctx, "alb", types.MergePatchType,
-				[]byte(`{"metadata":{"annotations":{"example.com/touched":"1"}}}`), metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
+			// the controller starts); any later edit of the Ingress is one. It looks the
+			// Rollouts up in its informer cache, which may not have seen the deletion
+			// yet: edit again every few seconds until the controller acts.
+			touches := 0
+			touch := func() {
+				touches++
+				patch := fmt.Sprintf(`{"metadata":{"annotations":{"example.com/touched":"%d"}}}`, touches)
+				if _, err := c.Kube.NetworkingV1().Ingresses(ns).Patch(ctx, "alb", types.MergePatchType,
+					[]byte(patch), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lastTouch := time.Now()
+			touch()
+			retouch := func() {
+				if time.Since(lastTouch) > 3*time.Second {
+					touch()
+					lastTouch = time.Now()
+				}
 			}
 			forbidden := `ingresses.networking.k8s.io \"alb\" is forbidden: User \"system:serviceaccount:argo-rollouts:argo-rollouts\" cannot update resource \"ingresses\"`
 			if variant == "rendered" {
 				waitFor(t, time.Minute, "the Ingress's managed ALB action released", func() (bool, error) {
+					retouch()
 					ing, err := c.Kube.NetworkingV1().Ingresses(ns).Get(ctx, "alb", metav1.GetOptions{})
 					if err != nil {
 						return false, err
@@ -164,6 +191,7 @@ func TestALBCanary(t *testing.T) {
 				return
 			}
 			waitFor(t, time.Minute, "the ingress update refused as Forbidden", func() (bool, error) {
+				retouch()
 				return strings.Contains(ctl.Log(), forbidden), nil
 			})
 			ing, err = c.Kube.NetworkingV1().Ingresses(ns).Get(ctx, "alb", metav1.GetOptions{})
