@@ -99,8 +99,9 @@ func resolveOperatorModule() (dir, origin string, err error) {
 
 // downloadModule runs `go mod download -json mod` outside any module, so
 // that nothing is added to this module's go.mod or go.sum, and returns the
-// module's directory in the module cache.
-func downloadModule(mod string) (string, error) {
+// module's directory in the module cache. env is added to the go command's
+// environment (GOTOOLCHAIN for a module that needs a newer Go).
+func downloadModule(mod string, env ...string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return "", err
@@ -115,7 +116,7 @@ func downloadModule(mod string) (string, error) {
 	cmd := exec.CommandContext(ctx, goBin, "mod", "download", "-json", mod)
 	cmd.Dir = tmp
 	// GOFLAGS may hold module flags (-mod=…) that only apply inside a module.
-	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off", "GO111MODULE=on")
+	cmd.Env = append(append(os.Environ(), "GOFLAGS=", "GOWORK=off", "GO111MODULE=on"), env...)
 	out, runErr := cmd.Output()
 	var res struct{ Dir, Error string }
 	if err := json.Unmarshal(out, &res); err != nil {

@@ -589,11 +589,32 @@ fn the_deploy_component_adds_the_sidecar_to_the_repo_server() {
     }
 }
 
+/// The controller image tag rendered for a RolloutManager that sets no version.
+fn default_version() -> String {
+    let text = "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\nmetadata: {name: r, namespace: n}\nspec: {}\n";
+    let out = common::render_sources(
+        &[rollouts_render::input::source::Source::new(
+            "default.yaml",
+            text.to_owned(),
+        )],
+        &common::case_options(text),
+    )
+    .unwrap();
+    let docs = common::yaml12_documents(&out);
+    let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+        .as_str()
+        .unwrap();
+    image.rsplit_once(':').unwrap().1.to_owned()
+}
+
 #[test]
 fn every_file_under_deploy_is_valid_and_uses_the_plugin_as_announced() {
     let names: BTreeSet<&str> = PARAMS.iter().map(|p| p.name).collect();
+    let default_version = default_version();
     let mut pending = vec![common::repo_path("deploy")];
     let mut checked = 0;
+    let mut crd_sources = 0;
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -607,11 +628,20 @@ fn every_file_under_deploy_is_valid_and_uses_the_plugin_as_announced() {
             for doc in docs {
                 checked += 1;
                 let kind = doc["kind"].as_str().unwrap_or_default();
-                let source = match kind {
-                    "Application" => &doc["spec"]["source"],
-                    "ApplicationSet" => &doc["spec"]["template"]["spec"]["source"],
+                let spec = match kind {
+                    "Application" => &doc["spec"],
+                    "ApplicationSet" => &doc["spec"]["template"]["spec"],
                     _ => continue,
                 };
+                // One source, or several (`sources`) of which exactly one is the plugin's.
+                let sources: Vec<&Json> = match spec["sources"].as_array() {
+                    Some(list) => list.iter().collect(),
+                    None => vec![&spec["source"]],
+                };
+                let (plugin, others): (Vec<&Json>, Vec<&Json>) =
+                    sources.into_iter().partition(|s| s.get("plugin").is_some());
+                assert_eq!(plugin.len(), 1, "{}: one plugin source", path.display());
+                let source = plugin[0];
                 assert_eq!(
                     source["plugin"]["name"],
                     "rollouts-render",
@@ -630,8 +660,34 @@ fn every_file_under_deploy_is_valid_and_uses_the_plugin_as_announced() {
                         path.display()
                     );
                 }
+                // The other source is upstream's CRDs at the tag of the default controller
+                // version, applied server-side (from v1.10 they exceed client-side apply's
+                // annotation limit). The e2e stage syncs this Application for real.
+                for crds in others {
+                    crd_sources += 1;
+                    assert_eq!(
+                        crds["repoURL"],
+                        "https://github.com/argoproj/argo-rollouts.git",
+                        "{}",
+                        path.display()
+                    );
+                    assert_eq!(crds["path"], "manifests/crds", "{}", path.display());
+                    assert_eq!(
+                        crds["targetRevision"].as_str(),
+                        Some(default_version.as_str()),
+                        "{}: the CRDs' tag must be the rendered controller version",
+                        path.display()
+                    );
+                    let options = spec["syncPolicy"]["syncOptions"].as_array().unwrap();
+                    assert!(
+                        options.iter().any(|o| o == "ServerSideApply=true"),
+                        "{}: ServerSideApply=true",
+                        path.display()
+                    );
+                }
             }
         }
     }
     assert!(checked >= 5);
+    assert!(crd_sources >= 1, "deploy/ installs the CRDs somewhere");
 }

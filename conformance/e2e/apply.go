@@ -120,6 +120,18 @@ func (c *Cluster) applyOne(ctx context.Context, obj *unstructured.Unstructured, 
 	return err
 }
 
+// Get reads obj (its kind, namespace and name) back from the server.
+func (c *Cluster) Get(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	m, err := c.RESTMapping(obj.GetAPIVersion(), obj.GetKind())
+	if err != nil {
+		return nil, err
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return c.Dynamic.Resource(m.Resource).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	}
+	return c.Dynamic.Resource(m.Resource).Get(ctx, obj.GetName(), metav1.GetOptions{})
+}
+
 // Find returns the first object of the given kind and name, or nil.
 func Find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
 	for _, o := range objs {

@@ -46,6 +46,7 @@ const checksumAnnotation = "checksum/argo-rollouts-config"
 //
 // Product-only: upstream's install.yaml has no checksum to test.
 func TestPluginChangeRollsController(t *testing.T) {
+	t.Parallel()
 	render := func(file string) []*unstructured.Unstructured {
 		out, _ := renderFile(t, file)
 		objs, err := DecodeStream(out)
@@ -79,7 +80,7 @@ func TestPluginChangeRollsController(t *testing.T) {
 	}
 	t.Logf("%s: before %.12s, unrelated change %.12s, plugin added %.12s", checksumAnnotation, sums["before"], sums["unrelated"], sums["after"])
 
-	c := newCluster(t)
+	c := newCluster(t, release(t, DefaultVersion))
 	ctx := context.Background()
 	if err := c.EnsureNamespace(ctx, ns); err != nil {
 		t.Fatal(err)

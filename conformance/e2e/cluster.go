@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,6 +39,9 @@ type Cluster struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
 	mapper  *restmapper.DeferredDiscoveryRESTMapper
+	// KubeconfigPath is an admin kubeconfig file for kubectl (in envtest's
+	// temporary directory, removed by Stop).
+	KubeconfigPath string
 }
 
 // StartCluster starts the control plane and installs every CRD found in
@@ -63,6 +67,9 @@ func StartCluster(crdDirs []string) (*Cluster, error) {
 		// The first start on a cold, shared 2-core machine is slow.
 		ControlPlaneStartTimeout: 90 * time.Second,
 		ControlPlaneStopTimeout:  30 * time.Second,
+		// Installing the CRDs waits for them to be served; the default 10 s ran out
+		// under load ("context deadline exceeded").
+		CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 2 * time.Minute},
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -74,7 +81,28 @@ func StartCluster(crdDirs []string) (*Cluster, error) {
 		_ = env.Stop()
 		return nil, err
 	}
+	c.KubeconfigPath = filepath.Join(env.ControlPlane.APIServer.CertDir, "e2e-admin.kubeconfig")
+	if err := os.WriteFile(c.KubeconfigPath, env.KubeConfig, 0o600); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
 	return c, nil
+}
+
+// Kubectl runs the kubectl of E2E_KUBECTL (run.sh sets it) as the cluster's
+// admin and returns its combined output; a non-zero exit is an error that
+// carries the output.
+func (c *Cluster) Kubectl(ctx context.Context, args ...string) (string, error) {
+	bin := os.Getenv("E2E_KUBECTL")
+	if bin == "" {
+		return "", fmt.Errorf("E2E_KUBECTL is not set (conformance/e2e/run.sh sets it)")
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", c.KubeconfigPath}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
 }
 
 var setLogger sync.Once

@@ -32,40 +32,33 @@ import (
 // that plays the image's /home/argo-rollouts: plugin-bin/ and tmp/ (the
 // pod's emptyDir volumes) and plugins/, the plugin binaries "in the image".
 type Controller struct {
-	Dir     string // working directory (the container's /home/argo-rollouts)
-	LogPath string
-	cmd     *exec.Cmd
-	out     *logBuffer
-	exited  chan struct{}
-	waitErr error
+	Dir      string // working directory (the container's /home/argo-rollouts)
+	LogPath  string
+	Release  Release                // chosen by the container's image
+	Template corev1.PodTemplateSpec // the pod template this "pod" was started from
+	cmd      *exec.Cmd
+	out      *logBuffer
+	exited   chan struct{}
+	waitErr  error
 }
 
-// ControllerOptions say where the binaries are and what the pod cannot tell.
+// ControllerOptions say what the pod cannot tell.
 type ControllerOptions struct {
-	// Binary is the rollouts-controller executable.
-	Binary string
-	// PluginDir: every file in it is linked into <Dir>/plugins/, so
-	// RolloutManagers can use locations like file://plugins/<file>
-	// (relative to the working directory). The controller copies each
-	// configured plugin to <Dir>/plugin-bin/<name> when it starts.
-	PluginDir string
 	// Dir is the working directory; created empty when it does not exist.
+	// Every file of the release's plugin directory is linked into
+	// <Dir>/plugins/ ("in the image"), so RolloutManagers can use locations
+	// like file://plugins/<file> (relative to the working directory). The
+	// controller copies each configured plugin to <Dir>/plugin-bin/<name>
+	// when it starts.
 	Dir string
 	// ExtraArgs go after the rendered args (pflag: the last value wins).
 	ExtraArgs []string
 }
 
-// ControllerOptionsFromEnv reads E2E_ROLLOUTS_CONTROLLER and E2E_PLUGIN_DIR.
-func ControllerOptionsFromEnv(dir string) (ControllerOptions, error) {
-	o := ControllerOptions{Binary: os.Getenv("E2E_ROLLOUTS_CONTROLLER"), PluginDir: os.Getenv("E2E_PLUGIN_DIR"), Dir: dir}
-	if o.Binary == "" || o.PluginDir == "" {
-		return o, fmt.Errorf("E2E_ROLLOUTS_CONTROLLER and E2E_PLUGIN_DIR must be set (conformance/e2e/run.sh sets them)")
-	}
-	return o, nil
-}
-
 // StartController starts rollouts-controller for the rendered Deployment
-// dep (the object as rendered or as read back from the server).
+// dep (the object as rendered or as read back from the server). The
+// container's image picks the release whose controller runs, as a kubelet
+// would pull it: an image of no built release is an error.
 func (c *Cluster) StartController(ctx context.Context, dep *unstructured.Unstructured, o ControllerOptions) (*Controller, error) {
 	var d appsv1.Deployment
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(dep.Object, &d); err != nil {
@@ -75,6 +68,10 @@ func (c *Cluster) StartController(ctx context.Context, dep *unstructured.Unstruc
 		return nil, fmt.Errorf("deployment %s has no containers", d.Name)
 	}
 	ctr := d.Spec.Template.Spec.Containers[0]
+	rel, err := ReleaseForImage(ctr.Image)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s: %w", d.Name, err)
+	}
 	ns := d.Namespace
 	sa := d.Spec.Template.Spec.ServiceAccountName
 	if ns == "" || sa == "" {
@@ -86,7 +83,7 @@ func (c *Cluster) StartController(ctx context.Context, dep *unstructured.Unstruc
 			return nil, err
 		}
 	}
-	if err := linkPlugins(o.PluginDir, filepath.Join(o.Dir, "plugins")); err != nil {
+	if err := linkPlugins(rel.PluginDir, filepath.Join(o.Dir, "plugins")); err != nil {
 		return nil, err
 	}
 	kubeconfig := filepath.Join(o.Dir, "kubeconfig")
@@ -108,7 +105,7 @@ func (c *Cluster) StartController(ctx context.Context, dep *unstructured.Unstruc
 	args = append(args, "--metricsPort", strconv.Itoa(metricsPort), "--healthzPort", strconv.Itoa(healthzPort))
 	args = append(args, o.ExtraArgs...)
 
-	cmd := exec.Command(o.Binary, args...)
+	cmd := exec.Command(rel.Controller, args...)
 	cmd.Dir = o.Dir
 	cmd.Env = controllerEnv(ctr.Env, ns, kubeconfig, o.Dir)
 	// Own process group: plugins are the controller's children and must end with it.
@@ -122,9 +119,10 @@ func (c *Cluster) StartController(ctx context.Context, dep *unstructured.Unstruc
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", o.Binary, err)
+		return nil, fmt.Errorf("start %s: %w", rel.Controller, err)
 	}
-	ctl := &Controller{Dir: o.Dir, LogPath: logPath, cmd: cmd, out: out, exited: make(chan struct{})}
+	ctl := &Controller{Dir: o.Dir, LogPath: logPath, Release: rel, Template: d.Spec.Template,
+		cmd: cmd, out: out, exited: make(chan struct{})}
 	go func() {
 		ctl.waitErr = cmd.Wait()
 		logFile.Close()
@@ -199,14 +197,30 @@ func linkPlugins(src, dst string) error {
 	return nil
 }
 
+// freePort returns a loopback port free now and never handed out before in
+// this process: parallel tests must not give two controllers the same port
+// between this check and the controller's bind.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !portsGiven[port] {
+			portsGiven[port] = true
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
 
 // WaitForLog waits until the log contains substr; it fails early when the
 // process exits.

@@ -16,20 +16,24 @@ import (
 
 var rolloutsGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
 
-// newCluster starts a fresh control plane (with CRDs and the ReplicaSet
-// helper) for one test, so tests never see each other's controllers,
-// cluster-wide RBAC or Rollouts. Without run.sh's environment the test skips.
-func newCluster(t *testing.T) *Cluster {
+// newCluster starts a fresh control plane (with the release's CRDs, the
+// other CRDs of E2E_CRD_DIRS and the ReplicaSet helper) for one test, so
+// tests never see each other's controllers, cluster-wide RBAC or Rollouts.
+func newCluster(t *testing.T, rel Release) *Cluster {
 	t.Helper()
-	if os.Getenv("E2E_CRD_DIRS") == "" {
-		t.Skip("e2e environment not set up; run conformance/e2e/run.sh")
-	}
+	return newClusterCRDs(t, rel.CRDDir())
+}
+
+// newClusterCRDs is newCluster with the CRDs of crdDirs (and E2E_CRD_DIRS'),
+// none of Argo Rollouts' unless crdDirs has them.
+func newClusterCRDs(t *testing.T, crdDirs ...string) *Cluster {
+	t.Helper()
 	dirs, err := crdDirsFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	c, err := StartCluster(dirs)
+	c, err := StartCluster(append(crdDirs, dirs...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +72,13 @@ func startController(t *testing.T, c *Cluster, objs []*unstructured.Unstructured
 // every goroutine's stack) or when E2E_SHOW_LOGS is set.
 func launchController(t *testing.T, c *Cluster, dep *unstructured.Unstructured) *Controller {
 	t.Helper()
-	o, err := ControllerOptionsFromEnv(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := c.StartController(context.Background(), dep, o)
+	return launchControllerArgs(t, c, dep)
+}
+
+// launchControllerArgs is launchController with extra controller arguments.
+func launchControllerArgs(t *testing.T, c *Cluster, dep *unstructured.Unstructured, extraArgs ...string) *Controller {
+	t.Helper()
+	ctl, err := c.StartController(context.Background(), dep, ControllerOptions{Dir: t.TempDir(), ExtraArgs: extraArgs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +123,29 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// releases are the Argo Rollouts releases run.sh built; without run.sh's
+// environment the test fails (a green run must have run the scenarios).
+func releases(t *testing.T) []Release {
+	t.Helper()
+	rels, err := Releases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rels
+}
+
+// release is the built release of this version.
+func release(t *testing.T, version string) Release {
+	t.Helper()
+	for _, r := range releases(t) {
+		if r.Version == version {
+			return r
+		}
+	}
+	t.Fatalf("Argo Rollouts %s was not built (E2E_ROLLOUTS_MODULES)", version)
+	return Release{}
 }
 
 func getRollout(c *Cluster, ns, name string) (*unstructured.Unstructured, error) {

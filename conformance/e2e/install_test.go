@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,11 +24,11 @@ var expectedWarnings = map[string]string{
 	"traffic-without-rules.yaml": "`argoproj-labs/gatewayAPI` needs permissions the controller's role does not have",
 }
 
-// source makes an installation of the controller from a RolloutManager file
-// of testdata/e2e/.
+// source makes an installation of a release's controller from a
+// RolloutManager file of testdata/e2e/.
 type source struct {
 	name    string
-	install func(t *testing.T, file string) []*unstructured.Unstructured
+	install func(t *testing.T, rel Release, file string) []*unstructured.Unstructured
 }
 
 // sources: every scenario runs against rollouts-render's output and, as the
@@ -39,23 +40,34 @@ var sources = []source{
 	{"upstream", upstreamInstall},
 }
 
-// forEachSource runs scenario once per source for the RolloutManager file,
-// each in a fresh cluster with its controller started.
+// forEachSource runs scenario once per release and source for the
+// RolloutManager file (subtests <version>/<source>), each in a fresh cluster
+// with that release's CRDs and its controller started.
 func forEachSource(t *testing.T, file string, scenario func(t *testing.T, c *Cluster, ctl *Controller)) {
-	for _, src := range sources {
-		t.Run(src.name, func(t *testing.T) {
-			c, objs := installSource(t, src, file)
-			ctl := startController(t, c, objs)
-			scenario(t, c, ctl)
-		})
+	forEachRelease(t, func(t *testing.T, rel Release) {
+		for _, src := range sources {
+			t.Run(src.name, func(t *testing.T) {
+				c, objs := installSource(t, src, rel, file)
+				ctl := startController(t, c, objs)
+				scenario(t, c, ctl)
+			})
+		}
+	})
+}
+
+// forEachRelease runs f in a subtest per built Argo Rollouts release.
+func forEachRelease(t *testing.T, f func(t *testing.T, rel Release)) {
+	for _, rel := range releases(t) {
+		t.Run(rel.Version, func(t *testing.T) { f(t, rel) })
 	}
 }
 
-// installSource starts a fresh cluster and applies src's installation for file.
-func installSource(t *testing.T, src source, file string) (*Cluster, []*unstructured.Unstructured) {
+// installSource starts a fresh cluster with rel's CRDs and applies src's
+// installation of rel for file.
+func installSource(t *testing.T, src source, rel Release, file string) (*Cluster, []*unstructured.Unstructured) {
 	t.Helper()
-	c := newCluster(t)
-	objs := src.install(t, file)
+	c := newCluster(t, rel)
+	objs := src.install(t, rel, file)
 	if err := c.EnsureNamespace(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +77,17 @@ func installSource(t *testing.T, src source, file string) (*Cluster, []*unstruct
 
 // renderedInstall is `rollouts-render render testdata/e2e/FILE` by the
 // product binary (ROLLOUTS_RENDER); without one the test skips. stderr must
-// be empty, or hold the warning expectedWarnings names for the file.
-func renderedInstall(t *testing.T, file string) []*unstructured.Unstructured {
+// be empty, or hold the warning expectedWarnings names for the file. The
+// files set no version: the default renders v1.9.1, and another release is
+// chosen with --rollouts-image, the option for the operator's
+// ARGO_ROLLOUTS_IMAGE.
+func renderedInstall(t *testing.T, rel Release, file string) []*unstructured.Unstructured {
 	t.Helper()
-	out, _ := renderFile(t, file)
+	var args []string
+	if rel.Version != DefaultVersion {
+		args = append(args, "--rollouts-image", rel.Image())
+	}
+	out, _ := renderFile(t, file, args...)
 	objs, err := DecodeStream(out)
 	if err != nil {
 		t.Fatalf("rendered output of %s: %v", file, err)
@@ -76,9 +95,9 @@ func renderedInstall(t *testing.T, file string) []*unstructured.Unstructured {
 	return objs
 }
 
-// renderFile renders testdata/e2e/FILE and checks its warnings; it returns
-// stdout and stderr.
-func renderFile(t *testing.T, file string) ([]byte, string) {
+// renderFile renders testdata/e2e/FILE (after args) and checks its
+// warnings; it returns stdout and stderr.
+func renderFile(t *testing.T, file string, args ...string) ([]byte, string) {
 	t.Helper()
 	bin, err := RenderBinary()
 	if err != nil {
@@ -87,7 +106,11 @@ func renderFile(t *testing.T, file string) ([]byte, string) {
 	if bin == "" {
 		t.Skip("ROLLOUTS_RENDER not set: no rollouts-render binary to test")
 	}
-	out, stderr, err := Render(bin, TestdataPath(file))
+	path := file
+	if !filepath.IsAbs(file) {
+		path = TestdataPath(file)
+	}
+	out, stderr, err := Render(bin, append(args, path)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,18 +124,21 @@ func renderFile(t *testing.T, file string) ([]byte, string) {
 	return out, string(stderr)
 }
 
-// upstreamInstall is upstream's manifests/install.yaml (E2E_UPSTREAM_INSTALL)
-// without its CRDs (envtest installed them), with the plugins of
-// testdata/e2e/FILE written into its argo-rollouts-config by this harness
-// (sigs.k8s.io/yaml, the way the controller reads them; not by
-// rollouts-render) and their rules appended to its ClusterRole.
-func upstreamInstall(t *testing.T, file string) []*unstructured.Unstructured {
+// upstreamInstall is the release's manifests/install.yaml without its CRDs
+// (envtest installed them), with the plugins of testdata/e2e/FILE written
+// into its argo-rollouts-config by this harness (sigs.k8s.io/yaml, the way
+// the controller reads them; not by rollouts-render) and their rules
+// appended to its ClusterRole.
+func upstreamInstall(t *testing.T, rel Release, file string) []*unstructured.Unstructured {
 	t.Helper()
-	path := os.Getenv("E2E_UPSTREAM_INSTALL")
-	if path == "" {
-		t.Fatal("E2E_UPSTREAM_INSTALL is not set")
-	}
-	data, err := os.ReadFile(path)
+	return upstreamManifest(t, rel, "install.yaml", "ClusterRole", file)
+}
+
+// upstreamManifest is upstreamInstall for any manifest of the release
+// (namespace-install.yaml: the plugin rules go to its Role).
+func upstreamManifest(t *testing.T, rel Release, manifest, roleKind, file string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(rel.Manifest(manifest))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +152,21 @@ func upstreamInstall(t *testing.T, file string) []*unstructured.Unstructured {
 			objs = append(objs, o)
 		}
 	}
+	// The tree at the tag names the image :latest; the release's published
+	// manifests name the tag, which also picks the release's controller here.
+	if dep := Find(objs, "Deployment", "argo-rollouts"); dep != nil {
+		ctrs, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+		for _, c := range ctrs {
+			c.(map[string]any)["image"] = rel.Image()
+		}
+		if err := unstructured.SetNestedSlice(dep.Object, ctrs, "spec", "template", "spec", "containers"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cm := Find(objs, "ConfigMap", "argo-rollouts-config")
-	role := Find(objs, "ClusterRole", "argo-rollouts")
+	role := Find(objs, roleKind, "argo-rollouts")
 	if cm == nil || role == nil {
-		t.Fatal("upstream install.yaml lacks ConfigMap or ClusterRole argo-rollouts(-config)")
+		t.Fatalf("upstream %s lacks ConfigMap argo-rollouts-config or %s argo-rollouts", manifest, roleKind)
 	}
 	cmData, pluginRules := pluginConfig(t, file)
 	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
@@ -167,7 +204,8 @@ func pluginConfig(t *testing.T, file string) (map[string]string, []any) {
 	}
 	spec, _, _ := unstructured.NestedMap(docs[0].Object, "spec")
 	for k := range spec {
-		if k != "plugins" {
+		// namespaceScoped: the caller took namespace-install.yaml.
+		if k != "plugins" && k != "namespaceScoped" {
 			t.Fatalf("%s: spec.%s has no upstream-install equivalent in this harness", file, k)
 		}
 	}

@@ -45,6 +45,7 @@ func fakePrometheus(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // through the sample Prometheus metric plugin promotes the canary on a good
 // value and aborts the Rollout on a bad one.
 func TestMetricPlugin(t *testing.T) {
+	t.Parallel()
 	prom, queries := fakePrometheus(t)
 	forEachSource(t, "metric.yaml", func(t *testing.T, c *Cluster, ctl *Controller) {
 		before := queries.Load()

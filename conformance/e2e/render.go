@@ -25,11 +25,16 @@ func RenderBinary() (string, error) {
 // Render runs `rollouts-render render ARGS...` and returns its stdout and
 // stderr (warnings); a non-zero exit is an error carrying stderr.
 func Render(bin string, args ...string) (stdout, stderr []byte, err error) {
-	cmd := exec.Command(bin, append([]string{"render"}, args...)...)
+	return RunRender(bin, append([]string{"render"}, args...)...)
+}
+
+// RunRender runs `rollouts-render ARGS...` (any subcommand), as Render does.
+func RunRender(bin string, args ...string) (stdout, stderr []byte, err error) {
+	cmd := exec.Command(bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return nil, errb.Bytes(), fmt.Errorf("rollouts-render render %s: %w\n%s", strings.Join(args, " "), err, errb.String())
+		return nil, errb.Bytes(), fmt.Errorf("rollouts-render %s: %w\n%s", strings.Join(args, " "), err, errb.String())
 	}
 	return out.Bytes(), errb.Bytes(), nil
 }

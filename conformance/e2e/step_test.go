@@ -13,6 +13,7 @@ import (
 // and skips the step of the entry marked disabled (recording it as disabled)
 // instead of failing.
 func TestStepPlugin(t *testing.T) {
+	t.Parallel()
 	forEachSource(t, "step.yaml", func(t *testing.T, c *Cluster, ctl *Controller) {
 		if err := ctl.WaitForLog(context.Background(), "plugin-bin/step/e2e-test-disabled", time.Second); err != nil {
 			t.Error(err)

@@ -68,6 +68,7 @@ spec:
 // the HTTPRoute backends to 70/30 and marks the route in progress; after
 // promotion the route is back to 100/0.
 func TestTrafficPluginGatewayAPI(t *testing.T) {
+	t.Parallel()
 	forEachSource(t, "traffic.yaml", func(t *testing.T, c *Cluster, ctl *Controller) {
 		applyScenario(t, c, gatewayScenario)
 		waitHealthy(t, c, ns, "web", time.Minute)
@@ -94,6 +95,7 @@ func TestTrafficPluginGatewayAPI(t *testing.T) {
 // for, and what rollouts-render warns about when they are missing (the
 // rendered subtest requires that warning; see expectedWarnings).
 func TestTrafficPluginNeedsItsRules(t *testing.T) {
+	t.Parallel()
 	forEachSource(t, "traffic-without-rules.yaml", func(t *testing.T, c *Cluster, ctl *Controller) {
 		applyScenario(t, c, gatewayScenario)
 		// The stand-in reports the refusal as a TrafficRoutingError event; the real plugin
@@ -180,6 +182,7 @@ spec:
 // setWeight 30 the sample plugin creates the canary Ingress with
 // canary-weight 30 (ingresses are in the base role).
 func TestTrafficPluginSampleNginx(t *testing.T) {
+	t.Parallel()
 	forEachSource(t, "traffic-sample-nginx.yaml", func(t *testing.T, c *Cluster, ctl *Controller) {
 		applyScenario(t, c, nginxScenario)
 		waitHealthy(t, c, ns, "shop", time.Minute)
