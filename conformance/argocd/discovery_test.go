@@ -64,20 +64,27 @@ func TestDiscovery(t *testing.T) {
 	report(t, checkDiscovery(side, t))
 }
 
-// TestPluginByName: an Application naming the plugin (or with an empty plugin section) uses
-// it; a wrong name, and a named plugin on a directory without a RolloutManager, are errors
-// of Argo CD's own: discovery still runs for a named plugin.
+// TestPluginByName: an Application naming the plugin (or with an empty plugin section, or
+// none) uses it; the repository is streamed to the sidecar once for discovery with a plugin
+// section, twice without one (and once more to generate); a wrong name, and a
+// named plugin on a directory without a RolloutManager, are errors of Argo CD's own:
+// discovery still runs for a named plugin.
 func TestPluginByName(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), controllerTimeout)
 	defer cancel()
 	r := newRepo(t, map[string]string{"rm.yaml": pinned})
-	for _, source := range []string{"plugin:\n  name: rollouts-render\n", "plugin: {}\n"} {
+	// How often the repo-server streamed the repository for discovery, per source.
+	for source, matches := range map[string]int{"plugin:\n  name: rollouts-render\n": 1, "plugin: {}\n": 1, "": 2} {
+		before := side.calls("MatchRepository")
 		response, err := r.generate(ctx, side, defaultApp(source))
 		if err != nil {
 			t.Fatalf("%q: %v", source, err)
 		}
 		if response.SourceType != string(v1alpha1.ApplicationSourceTypePlugin) || len(response.Manifests) != 11 {
 			t.Errorf("%q: %s with %d manifests", source, response.SourceType, len(response.Manifests))
+		}
+		if got := side.calls("MatchRepository") - before; got != matches {
+			t.Errorf("%q: %d discovery streams, want %d", source, got, matches)
 		}
 	}
 	_, err := r.generate(ctx, side, defaultApp("plugin:\n  name: rollouts-render-v1\n"))

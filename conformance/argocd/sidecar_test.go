@@ -215,6 +215,11 @@ func (s *sidecar) stop() {
 	_ = os.RemoveAll(filepath.Dir(s.root))
 }
 
+// calls counts the gRPC calls of a method the server has finished (from its log).
+func (s *sidecar) calls(method string) int {
+	return strings.Count(s.log.String(), `msg="finished call" grpc.code=OK grpc.component=server grpc.method=`+method+" ")
+}
+
 // children lists the processes the server is running right now (generate or discover).
 func (s *sidecar) children() []string {
 	entries, _ := os.ReadDir("/proc")
