@@ -16,12 +16,13 @@ import (
 // TestImage: the sidecar image holds what the README and deploy/ promise and nothing else:
 // the static binary at the path plugin.yaml names, the repository's plugin.yaml where the
 // cmp-server reads it by default, user 999:999, working directory /home/argocd, the binary
-// as entrypoint; the entrypoint runs with nothing else in the file system; and the sidecar
+// as entrypoint and `fn` (the KRM function) as its default command; the entrypoint runs with nothing else in the file system; and the sidecar
 // of these tests really runs as UID 999.
 func TestImage(t *testing.T) {
 	c := img.config
-	if c.User != "999:999" || c.WorkingDir != "/home/argocd" || !reflect.DeepEqual(c.Entrypoint, []string{"/usr/local/bin/rollouts-render"}) {
-		t.Errorf("image config: user %q, workdir %q, entrypoint %v", c.User, c.WorkingDir, c.Entrypoint)
+	if c.User != "999:999" || c.WorkingDir != "/home/argocd" || !reflect.DeepEqual(c.Entrypoint, []string{"/usr/local/bin/rollouts-render"}) ||
+		!reflect.DeepEqual(c.Cmd, []string{"fn"}) {
+		t.Errorf("image config: user %q, workdir %q, entrypoint %v, cmd %v", c.User, c.WorkingDir, c.Entrypoint, c.Cmd)
 	}
 
 	var files []string

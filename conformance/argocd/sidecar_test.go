@@ -23,6 +23,7 @@ type image struct {
 		User       string   `json:"User"`
 		WorkingDir string   `json:"WorkingDir"`
 		Entrypoint []string `json:"Entrypoint"`
+		Cmd        []string `json:"Cmd"`
 		Env        []string `json:"Env"`
 	}
 	// pluginYAML is the image's plugin.yaml, at the path the cmp-server reads by default.
