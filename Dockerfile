@@ -3,19 +3,24 @@
 #   docker build -t <registry>/rollouts-render:<version> .
 # The sidecar's entrypoint is Argo CD's own argocd-cmp-server, shared with it through the
 # `var-files` volume (see deploy/).
+#
+# CI builds this same image without a container engine: scripts/image.sh reads the final
+# stage below instruction by instruction (FROM scratch, COPY, USER, WORKDIR, ENV, ENTRYPOINT,
+# CMD) and fails on any other, so this file stays the one description of the image.
 
-FROM rust:1.95-alpine AS build
-RUN apk add --no-cache musl-dev gcc
+FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
 # Cargo.toml declares the benchmark target: without its file cargo refuses the manifest.
 COPY benches ./benches
-# musl links statically: the binary needs nothing from the final image.
-RUN cargo build --release --locked --bin rollouts-render \
- && cp target/release/rollouts-render /rollouts-render
+# glibc linked statically, as CI builds it (scripts/image.sh): the binary needs nothing from
+# the final image. --target keeps build scripts and proc macros dynamic.
+RUN RUSTFLAGS="-C target-feature=+crt-static" \
+    cargo build --release --locked --target x86_64-unknown-linux-gnu --bin rollouts-render \
+ && cp target/x86_64-unknown-linux-gnu/release/rollouts-render /rollouts-render
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM scratch
 COPY --from=build /rollouts-render /usr/local/bin/rollouts-render
 COPY plugin.yaml /home/argocd/cmp-server/config/plugin.yaml
 # Argo CD requires the sidecar to run as the argocd user.

@@ -111,7 +111,7 @@ if [ -z "${RR_OPERATOR_DIR:-}" ] && [ -f "$operator_ref/rolloutmanagers-crd.yaml
 	export RR_OPERATOR_FALLBACK_DIR=$fb
 fi
 
-# ./... stops at e2e/, tools/ and differential/: they are modules of their own.
+# ./... stops at argocd/, e2e/, tools/ and differential/: they are modules of their own.
 go_test ./... || status=1
 
 # The rules ported from Go, judged by Go's own functions: net/url with the Go release the

@@ -150,6 +150,8 @@ pub struct Options {
     pub allowed_plugin_locations: Vec<AllowedLocation>,
     /// Input without any RolloutManager is not an error.
     pub allow_empty: bool,
+    /// Record the warnings in an annotation of the output (see [`crate::render::warnings`]).
+    pub warnings_annotation: bool,
     pub format: Format,
 }
 
@@ -166,6 +168,7 @@ impl Default for Options {
             require_sha256: false,
             allowed_plugin_locations: Vec::new(),
             allow_empty: false,
+            warnings_annotation: false,
             format: Format::Yaml,
         }
     }

@@ -16,6 +16,7 @@ use crate::input::yaml::{self, Document, Node, Value};
 use crate::input::yaml11;
 use crate::model::{self, RolloutManager, uses};
 use crate::options::Options;
+use crate::render::warnings::WarningsNote;
 use crate::render::{self, Extras, SharedMetadata};
 use crate::spec::Manager;
 use crate::validate::{self, Checked, Checker, stream};
@@ -31,6 +32,7 @@ pub struct Rendered {
     service_monitor: bool,
     /// The aggregate ClusterRoles' metadata, when they are rendered.
     aggregate_roles: Option<SharedMetadata>,
+    warnings_annotation: bool,
     pub warnings: Diagnostics,
 }
 
@@ -38,18 +40,41 @@ impl Rendered {
     /// Every output document, in order: each manager's objects in place of its RolloutManager
     /// (the aggregate ClusterRoles with the first one), other objects as they came.
     pub fn documents(&self) -> impl Iterator<Item = Json> + '_ {
-        self.documents_by_input().flatten()
+        self.documents_noting(None)
+    }
+
+    /// Whether the run asked for its warnings in the output (`--warnings-annotation`).
+    pub fn notes_warnings(&self) -> bool {
+        self.warnings_annotation
+    }
+
+    /// [`Self::documents`], with `warnings` recorded on the first manager's ConfigMap. The
+    /// caller passes them because it may hold more than the pipeline found (`generate` adds
+    /// the warnings about its parameters).
+    pub fn documents_noting<'a>(
+        &'a self,
+        warnings: Option<&'a WarningsNote>,
+    ) -> impl Iterator<Item = Json> + 'a {
+        self.documents_by_input_noting(warnings).flatten()
     }
 
     /// The output documents of each input document, in input order: a RolloutManager's
     /// objects, or the passthrough object alone (the KRM function replaces items in place).
     pub fn documents_by_input(&self) -> impl Iterator<Item = Vec<Json>> + '_ {
+        self.documents_by_input_noting(None)
+    }
+
+    fn documents_by_input_noting<'a>(
+        &'a self,
+        warnings: Option<&'a WarningsNote>,
+    ) -> impl Iterator<Item = Vec<Json>> + 'a {
         let mut first_manager = true;
         self.items.iter().map(move |item| match item {
             Item::Manager(manager) => {
                 let extras = Extras {
                     aggregate_roles: self.aggregate_roles.as_ref().filter(|_| first_manager),
                     service_monitor: self.service_monitor,
+                    warnings: warnings.filter(|_| first_manager),
                 };
                 first_manager = false;
                 render::manager(manager, extras)
@@ -179,6 +204,7 @@ pub(crate) fn render_documents(
             .collect(),
         service_monitor: options.has_api_version("monitoring.coreos.com/v1"),
         aggregate_roles: options.aggregate_roles.then_some(shared),
+        warnings_annotation: options.warnings_annotation,
         warnings: diagnostics,
     })
 }

@@ -89,14 +89,22 @@ impl Drop for Repo {
     }
 }
 
-/// What `render` prints for the same application with the given flags.
+/// `render` run in the application directory on `.`, so that files are named as `generate`
+/// names them (`rm.yaml`).
+fn render_in(app: &Path) -> Command {
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("rollouts-render"));
+    command.current_dir(app).arg("render");
+    command
+}
+
+/// What `render` prints for the same application with the given flags, and with
+/// `--warnings-annotation` unless they say otherwise: the plugin turns it on by default.
 fn render(app: &Path, flags: &[&str]) -> String {
-    let output = Command::new(assert_cmd::cargo::cargo_bin("rollouts-render"))
-        .arg("render")
-        .args(flags)
-        .arg(app)
-        .output()
-        .unwrap();
+    let mut command = render_in(app);
+    if !flags.iter().any(|f| f.starts_with("--warnings-annotation")) {
+        command.arg("--warnings-annotation");
+    }
+    let output = command.args(flags).arg(".").output().unwrap();
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -211,6 +219,12 @@ fn every_announced_parameter_is_honoured() {
             "false",
             &["--no-aggregate-roles"],
         ),
+        (
+            "warnings-annotation",
+            r#""string":"false""#,
+            "false",
+            &["--warnings-annotation=false"],
+        ),
     ];
     let covered: BTreeSet<&str> = cases.iter().map(|c| c.0).collect();
     let announced: BTreeSet<&str> = PARAMS.iter().map(|p| p.name).collect();
@@ -222,10 +236,12 @@ fn every_announced_parameter_is_honoured() {
         if !flags.contains(&"-n") {
             render_args.extend(["-n", "argo-rollouts"]);
         }
-        let expected = Command::new(assert_cmd::cargo::cargo_bin("rollouts-render"))
-            .arg("render")
+        if *name != "warnings-annotation" {
+            render_args.push("--warnings-annotation");
+        }
+        let expected = render_in(&repo.app())
             .args(&render_args)
-            .arg(repo.app())
+            .arg(".")
             .output()
             .unwrap();
         let parameters = format!(r#"[{{"name":"{name}",{value}}}]"#);
@@ -253,7 +269,8 @@ fn parameters_win_over_env_entries_and_unknown_ones_warn() {
         "generate",
         &[
             ("ARGOCD_ENV_IMAGE_PULL_POLICY", "Never"),
-            ("ARGOCD_APP_PARAMETERS", r#"[{"name":"image-pull-policy","string":"Always"},{"name":"helm-values","map":{"a":"b"}}]"#),
+            ("ARGOCD_ENV_WARNINGS_ANNOTATION", "true"),
+            ("ARGOCD_APP_PARAMETERS", r#"[{"name":"image-pull-policy","string":"Always"},{"name":"helm-values","map":{"a":"b"}},{"name":"warnings-annotation","string":"false"}]"#),
         ],
     );
     assert_eq!(output.status.code(), Some(0));
@@ -261,7 +278,13 @@ fn parameters_win_over_env_entries_and_unknown_ones_warn() {
         String::from_utf8(output.stdout).unwrap(),
         render(
             &repo.app(),
-            &["-n", "argo-rollouts", "--image-pull-policy", "Always"]
+            &[
+                "-n",
+                "argo-rollouts",
+                "--image-pull-policy",
+                "Always",
+                "--warnings-annotation=false"
+            ]
         )
     );
     assert_eq!(
@@ -418,6 +441,103 @@ fn stderr_stays_short() {
     assert!(stderr.ends_with(
         "… and 30 more; run `rollouts-render validate` on the directory to see them all\n"
     ));
+}
+
+/// The ConfigMap of a warned render, as Argo CD receives it from `generate`.
+fn config_map(stdout: &[u8]) -> Json {
+    let docs: Vec<Json> =
+        serde_saphyr::from_multiple(std::str::from_utf8(stdout).unwrap()).unwrap();
+    docs.into_iter()
+        .find(|d| d["kind"] == "ConfigMap")
+        .expect("a ConfigMap")
+}
+
+const UNPINNED_WARNING: &str = "rm.yaml: warning: spec.plugins.metric[0]: no `sha256`: the controller will run whatever the location serves\n  hint: pin the binary: `sha256: <sha256sum of the binary>`";
+
+/// On success Argo CD shows no stderr, so `generate` records the warnings in the ConfigMap's
+/// `rollouts-render/warnings` annotation by default: every warning it printed (its own
+/// parameter warnings too), without positions, and nothing the controller runs changes.
+#[test]
+fn warnings_of_a_successful_generate_are_recorded_on_the_config_map() {
+    let repo = Repo::new("noted", &[("rm.yaml", MANAGER)]);
+    let output = repo.run(
+        "generate",
+        &[(
+            "ARGOCD_APP_PARAMETERS",
+            r#"[{"name":"strcit","string":"true"}]"#,
+        )],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let annotations = &config_map(&output.stdout)["metadata"]["annotations"];
+    assert_eq!(
+        annotations["rollouts-render/warnings"],
+        format!(
+            "warning: unknown parameter `strcit` is ignored\n  hint: did you mean `strict`?\n{UNPINNED_WARNING}"
+        )
+    );
+
+    // Turned off, the output is `render`'s without the option; only the ConfigMap differs.
+    let off = repo.run("generate", &[("ARGOCD_ENV_WARNINGS_ANNOTATION", "false")]);
+    let plain = render_in(&repo.app())
+        .args(["-n", "argo-rollouts", "."])
+        .output()
+        .unwrap();
+    assert_eq!(off.stdout, plain.stdout);
+    assert!(
+        config_map(&off.stdout)["metadata"]
+            .get("annotations")
+            .is_none()
+    );
+    let on = repo.run("generate", &[]);
+    let docs = |out: &[u8]| -> Vec<Json> {
+        serde_saphyr::from_multiple(std::str::from_utf8(out).unwrap()).unwrap()
+    };
+    for (with, without) in docs(&on.stdout).iter().zip(docs(&off.stdout)) {
+        if with["kind"] != "ConfigMap" {
+            assert_eq!(*with, without, "only the ConfigMap may differ");
+        }
+    }
+}
+
+/// Moving a warned plugin down the file keeps the annotation, so Argo CD shows no diff for
+/// an edit that changes nothing; a manager without warnings has no annotation at all.
+#[test]
+fn the_warnings_annotation_is_stable_and_absent_without_warnings() {
+    let moved = format!("# a comment\n\n{MANAGER}");
+    let a = Repo::new("stable-a", &[("rm.yaml", MANAGER)]);
+    let b = Repo::new("stable-b", &[("rm.yaml", &moved)]);
+    let note = |repo: &Repo| {
+        let output = repo.run("generate", &[]);
+        assert_eq!(output.status.code(), Some(0));
+        config_map(&output.stdout)["metadata"]["annotations"]["rollouts-render/warnings"].clone()
+    };
+    assert_eq!(note(&a), UNPINNED_WARNING);
+    assert_eq!(note(&a), note(&b));
+
+    let pinned = MANAGER.replace(
+        "metric-plugin-linux-amd64\n",
+        &format!(
+            "metric-plugin-linux-amd64\n      sha256: {}\n",
+            "a".repeat(64)
+        ),
+    );
+    let clean = Repo::new("stable-clean", &[("rm.yaml", &pinned)]);
+    let output = clean.run("generate", &[]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        config_map(&output.stdout)["metadata"]
+            .get("annotations")
+            .is_none()
+    );
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        render(&clean.app(), &["-n", "argo-rollouts"])
+    );
 }
 
 #[test]

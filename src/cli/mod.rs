@@ -291,6 +291,21 @@ pub struct OptionArgs {
         value_parser = boolean
     )]
     pub allow_empty: bool,
+
+    /// Record the warnings in the `rollouts-render/warnings` annotation of the (first)
+    /// argo-rollouts-config ConfigMap: for Argo CD, which shows stderr only on failure (the
+    /// plugin's default is true).
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = false,
+        default_missing_value = "true",
+        action = ArgAction::Set,
+        value_parser = boolean
+    )]
+    pub warnings_annotation: bool,
 }
 
 impl OptionArgs {
@@ -315,6 +330,7 @@ impl OptionArgs {
             require_sha256: self.require_sha256,
             allowed_plugin_locations: self.allow_plugin_location.clone(),
             allow_empty: self.allow_empty,
+            warnings_annotation: self.warnings_annotation,
             format: match self.output {
                 OutputFormat::Yaml => Format::Yaml,
                 OutputFormat::Json => Format::Json,

@@ -36,7 +36,8 @@ pub struct Param {
     pub title: &'static str,
     pub tooltip: &'static str,
     pub kind: Kind,
-    /// The default announced to the Argo CD UI, if any.
+    /// The default announced to the Argo CD UI, if any, and what `generate` uses when the
+    /// parameter is not given (so the UI's default is what happens).
     pub default: Option<&'static str>,
 }
 
@@ -55,7 +56,7 @@ impl Param {
     }
 }
 
-pub const PARAMS: [Param; 8] = [
+pub const PARAMS: [Param; 9] = [
     Param {
         name: "namespace",
         title: "Namespace",
@@ -112,6 +113,13 @@ pub const PARAMS: [Param; 8] = [
         kind: Kind::Bool,
         default: Some("true"),
     },
+    Param {
+        name: "warnings-annotation",
+        title: "Warnings annotation",
+        tooltip: "Record the warnings of a successful render in the rollouts-render/warnings annotation of the argo-rollouts-config ConfigMap (Argo CD shows stderr only on failure).",
+        kind: Kind::Bool,
+        default: Some("true"),
+    },
 ];
 
 /// One parameter value as given, before interpretation.
@@ -127,6 +135,8 @@ pub(crate) enum Given {
 pub(crate) enum Origin {
     Parameter(&'static Param),
     EnvEntry(&'static Param),
+    /// Neither was given: the default `plugin.yaml` announces.
+    Default(&'static Param),
     /// `ARGOCD_APP_NAMESPACE`, the Application's destination namespace.
     AppNamespace,
     /// `KUBE_API_VERSIONS`.
@@ -169,6 +179,7 @@ impl fmt::Display for Origin {
                 param.env_name().trim_start_matches("ARGOCD_ENV_"),
                 param.env_name()
             ),
+            Self::Default(param) => write!(f, "the default of parameter `{}`", param.name),
             Self::AppNamespace => f.write_str("ARGOCD_APP_NAMESPACE"),
             Self::ApiVersions => f.write_str("KUBE_API_VERSIONS"),
             Self::FunctionConfig(param, field) => {
@@ -280,8 +291,8 @@ pub(crate) fn split_list(value: &str) -> Vec<String> {
 }
 
 /// The plugin environment as `render` arguments, each with its origin: for each parameter
-/// the plugin parameter, else the env entry; the namespace, else the Application's
-/// destination namespace; the cluster's API versions.
+/// the plugin parameter, else the env entry, else the default `plugin.yaml` announces; the
+/// namespace, else the Application's destination namespace; the cluster's API versions.
 fn arguments(
     env: &BTreeMap<String, String>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -326,7 +337,14 @@ fn arguments(
                     ));
                 }
             }
-            None => {}
+            None => {
+                if let Some(default) = param.default {
+                    args.push((
+                        format!("{}={default}", param.flag()),
+                        Origin::Default(param),
+                    ));
+                }
+            }
         }
     }
     if let Some(versions) = env.get("KUBE_API_VERSIONS").filter(|v| !v.is_empty()) {
@@ -404,7 +422,9 @@ fn parameter_error(origin: Origin, error: &clap::Error) -> Diagnostic {
     }
     let diagnostic = Diagnostic::error(format!("{origin}: {}", describe(error)));
     match origin {
-        Origin::Parameter(param) | Origin::EnvEntry(param) => diagnostic.hint(hint(param)),
+        Origin::Parameter(param) | Origin::EnvEntry(param) | Origin::Default(param) => {
+            diagnostic.hint(hint(param))
+        }
         Origin::AppNamespace => diagnostic
             .hint("set the `namespace` parameter, or the Application's destination namespace"),
         Origin::ApiVersions | Origin::FunctionConfig(..) => diagnostic,
@@ -531,10 +551,30 @@ mod tests {
                 options,
                 Some(Options {
                     namespace: Some(Namespace::parse("apps").unwrap()),
+                    image_pull_policy: Some(PullPolicy::IfNotPresent),
+                    warnings_annotation: true,
                     ..Options::default()
                 })
             );
         }
+    }
+
+    /// What the Argo CD UI shows as a parameter's default is what happens when it is not sent.
+    #[test]
+    fn announced_defaults_are_what_generate_uses() {
+        let (none_sent, _) = options(&env(&[]));
+        let defaults: Vec<String> = PARAMS
+            .iter()
+            .filter_map(|p| {
+                p.default
+                    .map(|d| format!(r#"{{"name":"{}","string":"{d}"}}"#, p.name))
+            })
+            .collect();
+        let parameters = format!("[{}]", defaults.join(","));
+        let (all_sent, diagnostics) = options(&env(&[("ARGOCD_APP_PARAMETERS", &parameters)]));
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert_eq!(none_sent, all_sent);
+        assert!(none_sent.unwrap().warnings_annotation);
     }
 
     #[test]

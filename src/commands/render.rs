@@ -9,6 +9,7 @@ use crate::emit;
 use crate::input::source::{self, Inputs, ReadError};
 use crate::options::{Format, Options};
 use crate::pipeline::{self, Rendered};
+use crate::render::warnings::WarningsNote;
 
 /// One run of `render` or `validate` as a value: exit status, stdout and diagnostics. The
 /// command prints it; tests and the fuzz target inspect it.
@@ -29,10 +30,17 @@ impl Outcome {
         }
     }
 
-    /// Writes the output (rendered while it is written).
+    /// Writes the output (rendered while it is written). With `--warnings-annotation`, the
+    /// warnings recorded are exactly the ones printed: [`Self::diagnostics`].
     pub fn write_output(&self, out: &mut (impl std::io::Write + ?Sized)) -> std::io::Result<()> {
         match &self.output {
-            Some((rendered, format)) => emit::write_stream(rendered.documents(), *format, out),
+            Some((rendered, format)) => {
+                let note = rendered
+                    .notes_warnings()
+                    .then(|| WarningsNote::new(&self.diagnostics))
+                    .flatten();
+                emit::write_stream(rendered.documents_noting(note.as_ref()), *format, out)
+            }
             None => Ok(()),
         }
     }

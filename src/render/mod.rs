@@ -28,9 +28,11 @@ use sha2::{Digest, Sha256};
 
 pub mod catalog;
 pub mod tables;
+pub mod warnings;
 
 use crate::emit;
 use crate::spec::{Manager, PluginKind};
+use warnings::{WARNINGS_ANNOTATION, WarningsNote};
 
 type Labels = BTreeMap<String, String>;
 
@@ -42,6 +44,8 @@ pub struct Extras<'a> {
     pub aggregate_roles: Option<&'a SharedMetadata>,
     /// A ServiceMonitor (the cluster serves `monitoring.coreos.com/v1`).
     pub service_monitor: bool,
+    /// The run's warnings, for the ConfigMap's annotation (once per output stream).
+    pub warnings: Option<&'a WarningsNote>,
 }
 
 /// The `additionalMetadata` every manager of a stream has: the aggregate ClusterRoles belong
@@ -76,7 +80,7 @@ impl SharedMetadata {
 /// The objects of one installation, in this order: ServiceAccount, Role or ClusterRole,
 /// (aggregate ClusterRoles), RoleBinding or ClusterRoleBinding, notification Secret, ConfigMap,
 /// Deployment, metrics Service, NetworkPolicy, (ServiceMonitor).
-pub fn manager(manager: &Manager, extras: Extras) -> Vec<Json> {
+pub fn manager(manager: &Manager, extras: Extras<'_>) -> Vec<Json> {
     let mut objects = vec![to_json(&service_account(manager))];
     objects.push(controller_role(manager));
     if let Some(shared) = extras.aggregate_roles {
@@ -86,7 +90,7 @@ pub fn manager(manager: &Manager, extras: Extras) -> Vec<Json> {
     if manager.notification_secret {
         objects.push(to_json(&notification_secret(manager)));
     }
-    let config_map = config_map(manager);
+    let config_map = config_map(manager, extras.warnings);
     let checksum = config_checksum(config_map.data.as_ref().unwrap_or(&BTreeMap::new()));
     objects.push(to_json(&config_map));
     objects.push(to_json(&deployment(manager, &checksum)));
@@ -256,9 +260,17 @@ pub fn config_data(manager: &Manager) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn config_map(manager: &Manager) -> ConfigMap {
+/// The warnings go into the metadata, never into `data`: the checksum covers only `data`.
+fn config_map(manager: &Manager, warnings: Option<&WarningsNote>) -> ConfigMap {
+    let mut metadata = metadata(manager, tables::CONFIG_MAP_NAME, true);
+    if let Some(note) = warnings {
+        metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+            .insert(WARNINGS_ANNOTATION.to_owned(), note.text().to_owned());
+    }
     ConfigMap {
-        metadata: metadata(manager, tables::CONFIG_MAP_NAME, true),
+        metadata,
         data: Some(config_data(manager)),
         ..ConfigMap::default()
     }
@@ -508,6 +520,35 @@ mod tests {
             config_checksum(&data(&[("a", "bc")])),
             "3fafa1cf2f19a7c1129beb20cf0983f73a489a221fc0dd2f16d1be292d089205"
         );
+    }
+
+    /// The warnings annotation is ConfigMap metadata only: every other object, the ConfigMap
+    /// data and so the pod template's checksum are the same with it and without it.
+    #[test]
+    fn warnings_change_only_the_config_map_annotations() {
+        use crate::diag::{Diagnostic, Diagnostics};
+        use crate::input::source::{Inputs, Source};
+        let text = "apiVersion: argoproj.io/v1alpha1\nkind: RolloutManager\nmetadata:\n  name: r\n  namespace: ns\nspec:\n  additionalMetadata:\n    annotations:\n      team: a\n  plugins:\n    metric:\n    - name: a/b\n      location: https://example.com/b\n";
+        let inputs = Inputs::from(vec![Source::new("rm.yaml", text.to_owned())]);
+        let rendered =
+            crate::pipeline::render(&inputs, &crate::options::Options::default()).unwrap();
+        let mut diagnostics = Diagnostics::default();
+        diagnostics.push(Diagnostic::warning("something"));
+        let note = WarningsNote::new(&diagnostics).unwrap();
+        let plain: Vec<Json> = rendered.documents().collect();
+        let noted: Vec<Json> = rendered.documents_noting(Some(&note)).collect();
+        assert_eq!(plain.len(), noted.len());
+        let mut config_maps = 0;
+        for (mut without, with) in plain.into_iter().zip(noted) {
+            if without["kind"] == "ConfigMap" {
+                config_maps += 1;
+                without["metadata"]["annotations"][WARNINGS_ANNOTATION] =
+                    json!("warning: something");
+                assert_eq!(with["metadata"]["annotations"]["team"], "a");
+            }
+            assert_eq!(without, with);
+        }
+        assert_eq!(config_maps, 1);
     }
 
     #[test]
