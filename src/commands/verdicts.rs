@@ -15,8 +15,10 @@ use crate::input::yaml11::{self, Plain};
 use crate::options::Namespace;
 use crate::validate::{env, location, plugins, quantity, syntax};
 
+mod images;
+
 /// Every rule with a Go counterpart, by the name both sides use.
-pub const RULES: [&str; 15] = [
+pub const RULES: [&str; 17] = [
     "location",
     "quantity",
     "quantity-pattern",
@@ -32,6 +34,8 @@ pub const RULES: [&str; 15] = [
     "plugin-name",
     "yaml11-plain",
     "yaml-v2-scalar",
+    "image-reference",
+    "kube-version",
 ];
 
 fn accept(ok: bool) -> Json {
@@ -67,6 +71,7 @@ pub fn verdict(rule: &str, input: &str) -> Option<Json> {
         "plugin-name" => accept(plugins::is_plugin_name(input)),
         "yaml11-plain" => yaml11_plain(input),
         "yaml-v2-scalar" => json!({"text": emit::yaml_v2_scalar(input)}),
+        "image-reference" | "kube-version" => return images::verdict(rule, input),
         _ => return None,
     })
 }
@@ -165,7 +170,7 @@ pub(crate) fn command(args: &VerdictArgs) -> ExitCode {
 /// alphabet and to its edges (lengths at the limits, separators, escapes, signs, suffixes).
 pub mod corpus {
     /// SplitMix64: small, fast, and the same sequence on every machine.
-    struct Rng(u64);
+    pub(super) struct Rng(u64);
 
     impl Rng {
         fn next(&mut self) -> u64 {
@@ -176,20 +181,20 @@ pub mod corpus {
             z ^ (z >> 31)
         }
 
-        fn below(&mut self, n: usize) -> usize {
+        pub(super) fn below(&mut self, n: usize) -> usize {
             (self.next() % n as u64) as usize
         }
 
-        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        pub(super) fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
             items[self.below(items.len())]
         }
 
-        fn chance(&mut self, percent: usize) -> bool {
+        pub(super) fn chance(&mut self, percent: usize) -> bool {
             self.below(100) < percent
         }
     }
 
-    fn random_string(rng: &mut Rng, alphabet: &[&str], max: usize) -> String {
+    pub(super) fn random_string(rng: &mut Rng, alphabet: &[&str], max: usize) -> String {
         let len = rng.below(max + 1);
         (0..len).map(|_| rng.pick(alphabet)).collect()
     }
@@ -393,6 +398,8 @@ pub mod corpus {
                     "config-map-key" => name(&mut rng, 253),
                     "plugin-name" => format!("{}/{}", name(&mut rng, 8), name(&mut rng, 10)),
                     "yaml11-plain" => plain_scalar(&mut rng),
+                    "image-reference" => super::images::image_reference(&mut rng),
+                    "kube-version" => super::images::kube_version(&mut rng),
                     _ => scalar(&mut rng),
                 };
                 corpus.push((rule, input));
