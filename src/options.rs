@@ -265,6 +265,11 @@ impl AllowedLocation {
         location::normalized(location).is_some_and(|l| l.starts_with(&self.normalized))
     }
 
+    /// Whether this is an `oci://` prefix, for image references.
+    pub fn is_image_prefix(&self) -> bool {
+        self.normalized.starts_with(OCI_PREFIX)
+    }
+
     /// Whether the image reference starts with this prefix (an `oci://` one), both
     /// normalised: the registry in lower case, Docker Hub names in full
     /// (`docker.io/library/busybox`).

@@ -44,6 +44,9 @@ const OFFICIAL_REPO_PREFIX: &str = "library/";
 /// Reads `text` as `ParseNormalizedNamed` does. The error completes "the kubelet refuses
 /// this image reference: …".
 pub fn parse(text: &str) -> Result<Reference, String> {
+    if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("an image reference may not contain white space".to_owned());
+    }
     if is_identifier(text) {
         return Err(
             "a bare 64-character hex string is an image ID, not a reference to pull".to_owned(),
@@ -54,7 +57,11 @@ pub fn parse(text: &str) -> Result<Reference, String> {
         .split_once(':')
         .map_or(remainder.as_str(), |(r, _)| r);
     if remote.to_lowercase() != remote {
-        return Err(format!("the repository name `{remote}` must be lower case"));
+        // Go names `remote` itself; the repository alone reads better.
+        let repository = remote.split_once('@').map_or(remote, |(r, _)| r);
+        return Err(format!(
+            "the repository name `{repository}` must be lower case"
+        ));
     }
     let reference = parse_reference(&format!("{domain}/{remainder}"))?;
     // Go checks the digest's algorithm and length only once the whole reference matched.
@@ -108,7 +115,7 @@ fn parse_reference(s: &str) -> Result<Reference, String> {
     let (rest, digest) = match s.split_once('@') {
         Some((rest, digest)) => {
             if !is_digest_pattern(digest) {
-                return Err(invalid());
+                return Err(digest_problem(digest));
             }
             (rest, Some(digest.to_owned()))
         }
@@ -119,7 +126,7 @@ fn parse_reference(s: &str) -> Result<Reference, String> {
     let (name, tag) = match rest.rsplit_once(':') {
         Some((name, tag)) if !tag.contains('/') => {
             if !is_tag(tag) {
-                return Err(invalid());
+                return Err(tag_problem(tag));
             }
             (name, Some(tag.to_owned()))
         }
@@ -138,6 +145,34 @@ fn parse_reference(s: &str) -> Result<Reference, String> {
         tag,
         digest,
     })
+}
+
+/// Why a digest does not match the grammar, as specifically as it can be said.
+fn digest_problem(digest: &str) -> String {
+    if let Some((_, hex)) = digest.split_once(':')
+        && !hex.is_empty()
+        && hex.bytes().all(|c| c.is_ascii_hexdigit())
+        && let Err(problem) = check_digest(digest)
+    {
+        return problem;
+    }
+    format!("the digest `{digest}` is not `sha256:<64 hex>`")
+}
+
+/// Why a tag does not match `[\w][\w.-]{0,127}`.
+fn tag_problem(tag: &str) -> String {
+    if tag.is_empty() {
+        "the tag after `:` is empty".to_owned()
+    } else if tag.len() > 128 {
+        format!(
+            "a tag has at most 128 characters (this one has {})",
+            tag.len()
+        )
+    } else {
+        format!(
+            "the tag `{tag}` may hold only letters, digits, `_`, `.` and `-`, and may not start with `.` or `-`"
+        )
+    }
 }
 
 /// `(?:(domainAndPort)/)?(remoteName)`, preferring the domain as Go's leftmost-first regexp

@@ -27,7 +27,18 @@ pub(super) fn check(
 ) -> Option<(PluginImage, String)> {
     let site = image.site;
     let raw = image.inner;
-    let reference = match raw.reference.filter(|r| !r.is_empty()) {
+    let reference = match raw.reference {
+        Some(reference) if reference.is_empty() => {
+            checker
+                .error(
+                    &reference.site,
+                    "may not be empty: it is the image holding the plugin binary",
+                )
+                .with_hint(
+                    "name the image, pinned by its digest: `registry/repository@sha256:<64 hex>`",
+                );
+            None
+        }
         None => {
             checker
                 .error(&site, "an image plugin needs a `reference`")
@@ -98,10 +109,7 @@ fn check_reference(
     if !allowed.is_empty() && !allowed.iter().any(|prefix| prefix.allows_image(&parsed)) {
         checker
             .error(&reference.site, "this image is not allowed here")
-            .with_hint(format!(
-                "{} (an image plugin is allowed by an `oci://registry/repository/` prefix)",
-                super::plugins::allowed_hint(options)
-            ));
+            .with_hint(super::plugins::allowed_image_hint(options));
     }
     if parsed.digest.is_none() {
         let message = "no digest: the kubelet runs whatever the tag points to when the pod starts, and a moved tag does not roll the controller";

@@ -395,10 +395,31 @@ pub(super) fn allowed_hint(options: &Options) -> String {
     let prefixes: Vec<&str> = options
         .allowed_plugin_locations
         .iter()
+        .filter(|prefix| !prefix.is_image_prefix())
         .map(|prefix| prefix.written.as_str())
         .collect();
+    if prefixes.is_empty() {
+        return "only image plugins are allowed (every --allow-plugin-location is an `oci://` prefix); add a URL prefix, or give this plugin an `image`".to_owned();
+    }
     format!(
         "locations must start with one of: {} (--allow-plugin-location; compared with `..` resolved, scheme and host in any case)",
+        prefixes.join(", ")
+    )
+}
+
+/// The hint for an image reference outside every `oci://` prefix of `--allow-plugin-location`.
+pub(super) fn allowed_image_hint(options: &Options) -> String {
+    let prefixes: Vec<&str> = options
+        .allowed_plugin_locations
+        .iter()
+        .filter(|prefix| prefix.is_image_prefix())
+        .map(|prefix| prefix.written.as_str())
+        .collect();
+    if prefixes.is_empty() {
+        return "no --allow-plugin-location is an `oci://` prefix, so no image plugin is allowed: add one such as `oci://registry.example.com/platform/`".to_owned();
+    }
+    format!(
+        "image references must start with one of: {} (--allow-plugin-location; the registry compared in any case, Docker Hub names in full, as `docker.io/library/busybox`)",
         prefixes.join(", ")
     )
 }
