@@ -222,6 +222,7 @@ func checkRolloutsConfig(s *stream) []string {
 			continue
 		}
 		want := expectedPlugins(m, s.openShift)
+		problems = append(problems, checkImageDelivery(s, cm.Namespace, m, want, got)...)
 		if !reflect.DeepEqual(normalize(got), normalize(want)) {
 			problems = append(problems, fmt.Sprintf("ConfigMap %s: Argo Rollouts loads\n%s\nthe RolloutManager %s asks for\n%s",
 				cm.Namespace, describe(got), m.Metadata.Name, describe(want)))

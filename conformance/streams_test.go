@@ -84,6 +84,7 @@ type inputPlugin struct {
 	Args        []string            `yaml:"args"`
 	Disabled    bool                `yaml:"disabled"`
 	HeadersFrom []types.HeadersFrom `yaml:"headersFrom"`
+	Image       *inputImage         `yaml:"image"`
 }
 
 func (m rolloutManager) namespace(defaultNS string) string {

@@ -122,9 +122,9 @@ pub struct Diagnostic {
     pub hint: Option<String>,
 }
 
-/// The longest value a message echoes, in characters; longer ones are cut (the location still
+/// The longest value a message echoes, in characters (room for a URL or a command); longer ones are cut (the location still
 /// says where the whole value is). Argo CD keeps stderr in the Application's status.
-pub const MAX_ECHOED_CHARS: usize = 80;
+pub const MAX_ECHOED_CHARS: usize = 200;
 
 /// Cuts every value quoted in backticks or double quotes that is longer than
 /// [`MAX_ECHOED_CHARS`]: `xxxx…` (1048576 bytes). A whole message is cut to a few such values.
@@ -396,18 +396,18 @@ mod tests {
             message,
             format!(
                 "the label value `{}…` (1048576 bytes) is too long",
-                "v".repeat(80)
+                "v".repeat(200)
             )
         );
         let quoted = shorten(format!(
             "expected a boolean, found the string \"{}\\\"x\"",
-            "é".repeat(100)
+            "é".repeat(250)
         ));
         assert_eq!(
             quoted,
             format!(
-                "expected a boolean, found the string \"{}…\" (203 bytes)",
-                "é".repeat(80)
+                "expected a boolean, found the string \"{}…\" (503 bytes)",
+                "é".repeat(200)
             )
         );
         let short = "the key `a` and the value `b` are fine".to_owned();

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{EnvVar, ResourceRequirements, Toleration};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
-use crate::options::PullPolicy;
+use crate::options::{ImageDelivery, PullPolicy};
 use crate::render::tables;
 
 /// The three plugin lists of `argo-rollouts-config`.
@@ -52,6 +52,8 @@ impl PluginKind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plugin {
     pub name: String,
+    /// As written, or for an image plugin the `file:` location of the binary where the pod
+    /// delivers it.
     pub location: String,
     /// Empty when not given (the controller then skips the check).
     pub sha256: String,
@@ -60,6 +62,22 @@ pub struct Plugin {
     /// Names of the Secrets whose entries become download headers.
     pub headers_from: Vec<String>,
     pub rules: Vec<PolicyRule>,
+    /// For a plugin delivered in a container image: how the pod gets it.
+    pub image: Option<PluginImage>,
+}
+
+/// A plugin binary in a container image, and where the pod puts it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginImage {
+    pub reference: String,
+    /// Absolute path of the binary inside the image.
+    pub path: String,
+    pub pull_policy: Option<PullPolicy>,
+    /// The name of the pod volume (and, with an init container, of the container), a DNS-1123
+    /// label derived from the plugin's name.
+    pub volume: String,
+    /// Where the controller container mounts the volume.
+    pub mount_path: String,
 }
 
 /// The plugin lists, each sorted by name as the operator writes them.
@@ -85,6 +103,12 @@ impl Plugins {
             PluginKind::MetricProvider => &mut self.metric_provider,
             PluginKind::Step => &mut self.step,
         }
+    }
+
+    /// The plugins delivered in images, in ConfigMap order.
+    pub fn images(&self) -> impl Iterator<Item = (&Plugin, &PluginImage)> {
+        self.all()
+            .filter_map(|(_, plugin)| plugin.image.as_ref().map(|image| (plugin, image)))
     }
 
     /// Every plugin, in ConfigMap order: traffic router, metric provider, step.
@@ -119,4 +143,6 @@ pub struct Manager {
     pub notification_secret: bool,
     pub network_policy: bool,
     pub plugins: Plugins,
+    /// How image plugins reach the controller (when there are any).
+    pub image_delivery: ImageDelivery,
 }

@@ -157,7 +157,15 @@ fn bad_option_values_are_usage_errors() {
         ),
         (
             &["--allow-plugin-location", "github.com"],
-            "invalid value 'github.com' for '--allow-plugin-location <PREFIX>': not a location prefix: write an https://, http:// or file:// URL, such as `https://github.com/argoproj-labs/`",
+            "invalid value 'github.com' for '--allow-plugin-location <PREFIX>': not a location prefix: write an https://, http:// or file:// URL, such as `https://github.com/argoproj-labs/`, or oci:// and an image repository prefix, such as `oci://ghcr.io/argoproj-labs/`",
+        ),
+        (
+            &["--plugin-image-delivery", "pod"],
+            "invalid value 'pod' for '--plugin-image-delivery <MODE>': not a plugin image delivery (use auto, volume, init-container)",
+        ),
+        (
+            &["--kube-version", "latest"],
+            "invalid value 'latest' for '--kube-version <VERSION>': not a Kubernetes version (write it like `1.34` or `v1.34.2`)",
         ),
     ];
     for (args, message) in cases {

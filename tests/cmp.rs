@@ -23,6 +23,20 @@ spec:
       location: https://github.com/argoproj-labs/rollouts-plugin-metric-sample-prometheus/releases/download/v0.0.4/metric-plugin-linux-amd64
 ";
 
+/// A manager with a plugin delivered in an image, whose output depends on the delivery mode.
+const IMAGE_MANAGER: &str = "apiVersion: argoproj.io/v1alpha1
+kind: RolloutManager
+metadata:
+  name: argo-rollouts
+spec:
+  plugins:
+    step:
+    - name: example/step
+      image:
+        reference: registry.example.com/step-plugin@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+        path: /step-plugin
+";
+
 const ROLLOUT: &str = "apiVersion: argoproj.io/v1alpha1
 kind: Rollout
 metadata:
@@ -166,11 +180,120 @@ fn kube_api_versions_decide_the_service_monitor() {
     );
 }
 
+/// Argo CD's `KUBE_VERSION` chooses how image plugins are delivered (image volumes are on by
+/// default from Kubernetes 1.35), unless the parameter or env entry says otherwise.
+#[test]
+fn kube_version_decides_the_plugin_image_delivery() {
+    let repo = Repo::new("kube-version", &[("rm.yaml", IMAGE_MANAGER)]);
+    let volume = render(
+        &repo.app(),
+        &["-n", "argo-rollouts", "--plugin-image-delivery", "volume"],
+    );
+    let init = render(
+        &repo.app(),
+        &[
+            "-n",
+            "argo-rollouts",
+            "--plugin-image-delivery",
+            "init-container",
+        ],
+    );
+    // Asked for on 1.34: a warning, which `generate` records in the output.
+    let volume_on_134 = render(
+        &repo.app(),
+        &[
+            "-n",
+            "argo-rollouts",
+            "--plugin-image-delivery",
+            "volume",
+            "--kube-version",
+            "1.34",
+            "--warnings-annotation",
+        ],
+    );
+    assert!(
+        volume_on_134.contains("rollouts-render/warnings: |-\n"),
+        "{volume_on_134}"
+    );
+    assert_ne!(volume, init);
+    assert!(volume.contains("      - image:\n"), "{volume}");
+    assert!(init.contains("initContainers:"), "{init}");
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        // Argo CD always passes KUBE_VERSION (`Repo::run` gives 1.33.2); empty means unknown.
+        (&[], &init),
+        (&[("KUBE_VERSION", "")], &volume),
+        (&[("KUBE_VERSION", "1.35")], &volume),
+        (&[("KUBE_VERSION", "v1.36.2")], &volume),
+        (&[("KUBE_VERSION", "1.34")], &init),
+        (&[("KUBE_VERSION", "v1.30.14-eks-1234")], &init),
+        (
+            &[
+                ("KUBE_VERSION", "1.34"),
+                (
+                    "ARGOCD_APP_PARAMETERS",
+                    r#"[{"name":"plugin-image-delivery","string":"volume"}]"#,
+                ),
+            ],
+            &volume_on_134,
+        ),
+        (
+            &[
+                ("KUBE_VERSION", "1.36"),
+                ("ARGOCD_ENV_PLUGIN_IMAGE_DELIVERY", "init-container"),
+            ],
+            &init,
+        ),
+    ];
+    for (env, expected) in cases {
+        let mut env = env.to_vec();
+        env.push(("ARGOCD_APP_NAMESPACE", "argo-rollouts"));
+        let output = repo.run("generate", &env);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{env:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(
+            String::from_utf8(output.stdout).unwrap(),
+            *expected,
+            "{env:?}"
+        );
+    }
+    // A volume forced onto a 1.34 cluster is a warning: it needs the ImageVolume gate there.
+    let output = repo.run(
+        "generate",
+        &[
+            ("ARGOCD_APP_NAMESPACE", "argo-rollouts"),
+            ("KUBE_VERSION", "1.34"),
+            ("ARGOCD_ENV_PLUGIN_IMAGE_DELIVERY", "volume"),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("warning: spec.plugins.step[0].image: Kubernetes 1.34 keeps image volumes only with the `ImageVolume` feature gate on"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// Every parameter plugin.yaml announces, given as a parameter and as an env entry, has the
 /// effect of its `render` flag.
 #[test]
 fn every_announced_parameter_is_honoured() {
-    let repo = Repo::new("params", &[("rm.yaml", MANAGER)]);
+    let repo = Repo::new(
+        "params",
+        &[
+            ("rm.yaml", MANAGER),
+            (
+                "image.yaml",
+                &IMAGE_MANAGER.replace(
+                    "name: argo-rollouts",
+                    "name: argo-rollouts\n  namespace: images",
+                ),
+            ),
+        ],
+    );
     // (parameter, JSON value as the Application gives it, env form, equivalent flags)
     let cases: &[(&str, &str, &str, &[&str])] = &[
         (
@@ -212,6 +335,12 @@ fn every_announced_parameter_is_honoured() {
             r#""string":"Always""#,
             "Always",
             &["--image-pull-policy", "Always"],
+        ),
+        (
+            "plugin-image-delivery",
+            r#""string":"init-container""#,
+            "init-container",
+            &["--plugin-image-delivery", "init-container"],
         ),
         (
             "aggregate-roles",

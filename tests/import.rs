@@ -137,15 +137,108 @@ fn rendering_the_import_gives_back_the_plugin_lists() {
             .into_iter()
             .find(|d| d["kind"] == "ConfigMap" && d["metadata"]["name"] == "argo-rollouts-config")
             .unwrap();
+        // Plugins imported as images get the renderer's own location: inside its image
+        // mounts, wherever the original layout had the file.
+        let images: Vec<Json> = common::yaml12_documents(&imported)
+            .iter()
+            .flat_map(|m| {
+                ["trafficManagement", "metric", "step"]
+                    .into_iter()
+                    .flat_map(|kind| {
+                        m["spec"]["plugins"][kind]
+                            .as_array()
+                            .cloned()
+                            .unwrap_or_default()
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .filter(|p| p.get("image").is_some())
+            .map(|p| p["name"].clone())
+            .collect();
+        let without_image_locations = |lists: Vec<(String, Vec<Json>)>, rendered: bool| {
+            lists
+                .into_iter()
+                .map(|(key, entries)| {
+                    let entries: Vec<Json> = entries
+                        .into_iter()
+                        .map(|mut entry| {
+                            if images.contains(&entry["name"]) {
+                                let location = entry["location"].as_str().unwrap().to_owned();
+                                if rendered {
+                                    assert!(
+                                        location.starts_with("file://plugin-images/"),
+                                        "{location}"
+                                    );
+                                }
+                                entry["location"] = Json::from("(image)");
+                            }
+                            entry
+                        })
+                        .collect();
+                    (key, entries)
+                })
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
-            config_lists(&after["data"], false),
-            config_lists(&original["data"], true),
+            without_image_locations(config_lists(&after["data"], false), true),
+            without_image_locations(config_lists(&original["data"], true), false),
             "{}",
             path.display()
         );
         round_trips += 1;
     }
     assert!(round_trips >= 5);
+}
+
+/// An installation rendered with image plugins, in either delivery mode, imports to a manager
+/// that renders the same ConfigMap and Deployment again.
+#[test]
+fn rendered_image_plugins_import_back_to_the_same_pod() {
+    for mode in ["volume", "init-container"] {
+        let render = |stdin: Option<&str>| {
+            let mut args = vec!["render", "--plugin-image-delivery", mode, "-o", "json"];
+            if stdin.is_none() {
+                args.push("testdata/plugin-images-volume.yaml");
+            }
+            let output = rollouts_render(&args, stdin);
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let documents: Vec<Json> = serde_json::Deserializer::from_slice(&output.stdout)
+                .into_iter()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            documents
+                .into_iter()
+                .filter(|d| d["kind"] == "ConfigMap" || d["kind"] == "Deployment")
+                .collect::<Vec<_>>()
+        };
+        let installation = rollouts_render(
+            &[
+                "render",
+                "--plugin-image-delivery",
+                mode,
+                "testdata/plugin-images-volume.yaml",
+            ],
+            None,
+        );
+        let imported = rollouts_render(
+            &["import"],
+            Some(&String::from_utf8(installation.stdout).unwrap()),
+        );
+        assert_eq!(
+            imported.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&imported.stderr)
+        );
+        let imported = String::from_utf8(imported.stdout).unwrap();
+        assert_eq!(imported.matches("image:").count(), 3, "{imported}");
+        assert_eq!(render(Some(&imported)), render(None), "{mode}");
+    }
 }
 
 #[test]

@@ -70,6 +70,9 @@ const SCHEMA_MATTERS: &[&str] = &[
     "image-pull-policy.yaml",
     "ha-without-enabled.yaml",
     "headers-from-without-name.yaml",
+    "plugin-image-pull-policy.yaml",
+    "plugin-image-or-location.yaml",
+    "plugin-image-path.yaml",
 ];
 
 #[test]

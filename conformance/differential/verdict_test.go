@@ -5,6 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	// The digest algorithms the kubelet links in for the reference parser
+	// (k8s.io/kubernetes pkg/util/parsers imports both).
+	_ "crypto/sha256"
+	_ "crypto/sha512"
 	"fmt"
 	"io"
 	"net"
@@ -15,10 +19,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/distribution/reference"
 	yamlv2 "gopkg.in/yaml.v2"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/version"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -51,6 +57,40 @@ var rules = map[string]func(string) Verdict{
 	"yaml11-plain":        yaml11Plain,
 	"yaml-v2-scalar":      yamlV2Scalar,
 	"yaml-document":       yamlDocument,
+	"image-reference":     imageReference,
+	"kube-version":        kubeVersion,
+}
+
+// imageReference is what the kubelet makes of an image before it pulls
+// (k8s.io/kubernetes v1.34 pkg/util/parsers.ParseImageName, called from
+// pkg/kubelet/images): reference.ParseNormalizedNamed, which containerd's CRI
+// plugin calls again (ParseDockerRef). Not reference.Parse: the kubelet
+// normalizes Docker Hub names and refuses bare image IDs and upper-case
+// repositories before the grammar runs.
+func imageReference(s string) Verdict {
+	named, err := reference.ParseNormalizedNamed(s)
+	if err != nil {
+		return accept(false)
+	}
+	v := Verdict{"accept": true, "name": named.Name()}
+	if tagged, ok := named.(reference.Tagged); ok {
+		v["tag"] = tagged.Tag()
+	}
+	if digested, ok := named.(reference.Digested); ok {
+		v["digest"] = digested.Digest().String()
+	}
+	return v
+}
+
+// kubeVersion is how Argo CD reads the cluster's version before it passes
+// KUBE_VERSION to a plugin (reposerver/repository parseKubeVersion:
+// version.ParseGeneric), and so how a value given on the command line is read.
+func kubeVersion(s string) Verdict {
+	v, err := version.ParseGeneric(s)
+	if err != nil {
+		return accept(false)
+	}
+	return Verdict{"accept": true, "major": strconv.FormatUint(uint64(v.Major()), 10), "minor": strconv.FormatUint(uint64(v.Minor()), 10)}
 }
 
 // The regexp of Argo Rollouts v1.9.1 utils/config/config.go.

@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 use crate::input::source::{DEFAULT_MAX_INPUT_BYTES, ReadOptions};
-use crate::options::{AllowedLocation, Format, ImageReference, Namespace, Options, PullPolicy};
+use crate::options::{
+    AllowedLocation, DeliveryChoice, Format, ImageReference, KubeVersion, Namespace, Options,
+    PullPolicy,
+};
 use crate::render::tables;
 use crate::validate::location;
 
@@ -217,7 +220,8 @@ pub struct OptionArgs {
     )]
     pub strict: bool,
 
-    /// Require a sha256 on every http(s) plugin.
+    /// Every plugin must be pinned: an http(s) plugin by its sha256, an image plugin by its
+    /// digest.
     #[arg(
         long,
         value_name = "BOOL",
@@ -232,7 +236,8 @@ pub struct OptionArgs {
 
     /// Every plugin location must start with one of these prefixes (repeatable). Both are
     /// compared normalised: scheme and host case, default ports, user information, and dot
-    /// segments, also percent-encoded, resolved.
+    /// segments, also percent-encoded, resolved. `oci://REGISTRY/REPOSITORY` prefixes allow
+    /// image plugins.
     #[arg(long, value_name = "PREFIX", value_parser = allowed_location)]
     pub allow_plugin_location: Vec<AllowedLocation>,
 
@@ -256,6 +261,18 @@ pub struct OptionArgs {
         value_parser = openshift_plugin
     )]
     pub openshift_route_plugin: Option<OpenShiftPlugin>,
+
+    /// How plugins given as an `image` reach the controller: `volume` (an image volume;
+    /// Kubernetes 1.35+, or 1.33+ with the ImageVolume feature gate), `init-container` (an init
+    /// container runs `cp` in the plugin image), or `auto`: `volume`, unless --kube-version is
+    /// older than 1.35.
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = delivery)]
+    pub plugin_image_delivery: DeliveryChoice,
+
+    /// Kubernetes version of the target cluster, like Argo CD's KUBE_VERSION (`1.34`,
+    /// `v1.34.2`); decides `--plugin-image-delivery auto`.
+    #[arg(long, value_name = "VERSION", value_parser = kube_version)]
+    pub kube_version: Option<KubeVersion>,
 
     /// API versions of the target cluster, comma-separated (like Argo CD's KUBE_API_VERSIONS).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
@@ -331,6 +348,8 @@ impl OptionArgs {
             allowed_plugin_locations: self.allow_plugin_location.clone(),
             allow_empty: self.allow_empty,
             warnings_annotation: self.warnings_annotation,
+            plugin_image_delivery: self.plugin_image_delivery,
+            kube_version: self.kube_version.clone(),
             format: match self.output {
                 OutputFormat::Yaml => Format::Yaml,
                 OutputFormat::Json => Format::Json,
@@ -351,6 +370,14 @@ fn image(text: &str) -> Result<ImageReference, String> {
 
 fn pull_policy(text: &str) -> Result<PullPolicy, String> {
     PullPolicy::parse(text)
+}
+
+fn delivery(text: &str) -> Result<DeliveryChoice, String> {
+    DeliveryChoice::parse(text)
+}
+
+fn kube_version(text: &str) -> Result<KubeVersion, String> {
+    KubeVersion::parse(text)
 }
 
 fn boolean(text: &str) -> Result<bool, String> {

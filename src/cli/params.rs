@@ -16,7 +16,7 @@ use serde_json::{Value as Json, json};
 
 use super::OptionArgs;
 use crate::diag::{Diagnostic, FieldPath, closest};
-use crate::options::{Options, PullPolicy};
+use crate::options::{DeliveryChoice, Options, PullPolicy};
 
 /// The value a parameter takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +56,7 @@ impl Param {
     }
 }
 
-pub const PARAMS: [Param; 9] = [
+pub const PARAMS: [Param; 10] = [
     Param {
         name: "namespace",
         title: "Namespace",
@@ -67,14 +67,14 @@ pub const PARAMS: [Param; 9] = [
     Param {
         name: "strict",
         title: "Strict",
-        tooltip: "Treat warnings (missing sha256, plain http, plugins nobody configures) as errors.",
+        tooltip: "Treat warnings (missing sha256 or image digest, plain http, plugins nobody configures) as errors.",
         kind: Kind::Bool,
         default: Some("false"),
     },
     Param {
         name: "require-sha256",
         title: "Require sha256",
-        tooltip: "Every http(s) plugin must be pinned with a sha256.",
+        tooltip: "Every plugin must be pinned: an http(s) plugin with a sha256, an image plugin with a digest.",
         kind: Kind::Bool,
         default: Some("false"),
     },
@@ -105,6 +105,13 @@ pub const PARAMS: [Param; 9] = [
         tooltip: "Pull policy when a RolloutManager sets none.",
         kind: Kind::Choice(&PullPolicy::NAMES),
         default: Some(PullPolicy::IfNotPresent.as_str()),
+    },
+    Param {
+        name: "plugin-image-delivery",
+        title: "Plugin image delivery",
+        tooltip: "How plugins given as an image reach the controller: volume (image volumes, Kubernetes 1.35+), init-container (cp in the plugin image), or auto: volume, unless KUBE_VERSION is older than 1.35.",
+        kind: Kind::Choice(&DeliveryChoice::NAMES),
+        default: Some("auto"),
     },
     Param {
         name: "aggregate-roles",
@@ -141,6 +148,8 @@ pub(crate) enum Origin {
     AppNamespace,
     /// `KUBE_API_VERSIONS`.
     ApiVersions,
+    /// `KUBE_VERSION`.
+    KubeVersion,
     /// A field of a KRM function's `functionConfig`; its diagnostics carry the field path.
     FunctionConfig(&'static Param, ConfigField),
 }
@@ -182,6 +191,7 @@ impl fmt::Display for Origin {
             Self::Default(param) => write!(f, "the default of parameter `{}`", param.name),
             Self::AppNamespace => f.write_str("ARGOCD_APP_NAMESPACE"),
             Self::ApiVersions => f.write_str("KUBE_API_VERSIONS"),
+            Self::KubeVersion => f.write_str("KUBE_VERSION"),
             Self::FunctionConfig(param, field) => {
                 write!(f, "functionConfig `{}`", field.path(param))
             }
@@ -292,7 +302,8 @@ pub(crate) fn split_list(value: &str) -> Vec<String> {
 
 /// The plugin environment as `render` arguments, each with its origin: for each parameter
 /// the plugin parameter, else the env entry, else the default `plugin.yaml` announces; the
-/// namespace, else the Application's destination namespace; the cluster's API versions.
+/// namespace, else the Application's destination namespace; the cluster's API versions and
+/// Kubernetes version.
 fn arguments(
     env: &BTreeMap<String, String>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -349,6 +360,9 @@ fn arguments(
     }
     if let Some(versions) = env.get("KUBE_API_VERSIONS").filter(|v| !v.is_empty()) {
         args.push((format!("--api-versions={versions}"), Origin::ApiVersions));
+    }
+    if let Some(version) = env.get("KUBE_VERSION").filter(|v| !v.is_empty()) {
+        args.push((format!("--kube-version={version}"), Origin::KubeVersion));
     }
     args
 }
@@ -427,7 +441,7 @@ fn parameter_error(origin: Origin, error: &clap::Error) -> Diagnostic {
         }
         Origin::AppNamespace => diagnostic
             .hint("set the `namespace` parameter, or the Application's destination namespace"),
-        Origin::ApiVersions | Origin::FunctionConfig(..) => diagnostic,
+        Origin::ApiVersions | Origin::KubeVersion | Origin::FunctionConfig(..) => diagnostic,
     }
 }
 
@@ -623,6 +637,44 @@ mod tests {
                 "error: parameter `require-sha256`: invalid value `yes`: expects `true` or `false`\n  hint: see the parameters of the rollouts-render plugin (Require sha256)",
                 "error: env entry `ROLLOUTS_IMAGE` (ARGOCD_ENV_ROLLOUTS_IMAGE): invalid value ``: not an image reference: it must be non-empty, without spaces\n  hint: see the parameters of the rollouts-render plugin (Controller image)",
                 "error: parameter `image-pull-policy`: invalid value `Sometimes`: not an image pull policy (use Always, IfNotPresent, Never)\n  hint: see the parameters of the rollouts-render plugin (Image pull policy)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_cluster_version_decides_the_plugin_image_delivery() {
+        use crate::options::ImageDelivery;
+        let delivery = |pairs: &[(&str, &str)]| options(&env(pairs)).0.unwrap().image_delivery();
+        assert_eq!(delivery(&[]), ImageDelivery::Volume);
+        assert_eq!(delivery(&[("KUBE_VERSION", "1.35")]), ImageDelivery::Volume);
+        assert_eq!(
+            delivery(&[("KUBE_VERSION", "1.34")]),
+            ImageDelivery::InitContainer
+        );
+        assert_eq!(delivery(&[("KUBE_VERSION", "")]), ImageDelivery::Volume);
+        assert_eq!(
+            delivery(&[
+                ("KUBE_VERSION", "1.34"),
+                (
+                    "ARGOCD_APP_PARAMETERS",
+                    r#"[{"name":"plugin-image-delivery","string":"volume"}]"#
+                )
+            ]),
+            ImageDelivery::Volume
+        );
+        assert_eq!(
+            delivery(&[
+                ("KUBE_VERSION", "1.36"),
+                ("ARGOCD_ENV_PLUGIN_IMAGE_DELIVERY", "init-container")
+            ]),
+            ImageDelivery::InitContainer
+        );
+        let (options, diagnostics) = options(&env(&[("KUBE_VERSION", "one")]));
+        assert_eq!(options, None);
+        assert_eq!(
+            messages(&diagnostics),
+            [
+                "error: KUBE_VERSION: invalid value `one`: not a Kubernetes version (write it like `1.34` or `v1.34.2`)"
             ]
         );
     }

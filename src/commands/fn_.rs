@@ -30,11 +30,11 @@ use crate::model;
 use crate::options::Options;
 use crate::pipeline;
 
-/// The parameters a functionConfig may give: the plugin parameters, and the cluster's API
-/// versions (Argo CD passes them to the plugin in `KUBE_API_VERSIONS`; a KRM function can
-/// only be told), and `allow-empty`.
-static FUNCTION_PARAMS: [Param; params::PARAMS.len() + 2] = {
-    let mut all = [params::PARAMS[0]; params::PARAMS.len() + 2];
+/// The parameters a functionConfig may give: the plugin parameters, the cluster's API
+/// versions and Kubernetes version (Argo CD passes them to the plugin in `KUBE_API_VERSIONS`
+/// and `KUBE_VERSION`; a KRM function can only be told), and `allow-empty`.
+static FUNCTION_PARAMS: [Param; params::PARAMS.len() + 3] = {
+    let mut all = [params::PARAMS[0]; params::PARAMS.len() + 3];
     let mut i = 0;
     while i < params::PARAMS.len() {
         all[i] = params::PARAMS[i];
@@ -53,6 +53,13 @@ static FUNCTION_PARAMS: [Param; params::PARAMS.len() + 2] = {
         tooltip: "Succeed when the items hold no RolloutManager.",
         kind: Kind::Bool,
         default: Some("false"),
+    };
+    all[i + 2] = Param {
+        name: "kube-version",
+        title: "Kubernetes version",
+        tooltip: "Kubernetes version of the target cluster (1.34, v1.34.2); decides plugin-image-delivery auto.",
+        kind: Kind::String,
+        default: None,
     };
     all
 };

@@ -160,6 +160,7 @@ mod tests {
             disabled: false,
             headers_from: Vec::new(),
             rules: Vec::new(),
+            image: None,
         }
     }
 

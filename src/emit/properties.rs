@@ -25,6 +25,7 @@ fn plugin(name: &str, location: &str, sha256: &str) -> Plugin {
         disabled: false,
         headers_from: Vec::new(),
         rules: Vec::new(),
+        image: None,
     }
 }
 
@@ -46,6 +47,7 @@ fn manager() -> Manager {
         notification_secret: true,
         network_policy: true,
         plugins: Plugins::default(),
+        image_delivery: crate::options::ImageDelivery::Volume,
     }
 }
 

@@ -19,6 +19,7 @@ use crate::spec::PluginKind;
 use crate::{model, pipeline};
 
 pub(crate) mod helm;
+mod images;
 
 /// The key the operator once wrote metric plugins under; the controller never read it.
 pub const LEGACY_METRIC_KEY: &str = "metricPlugins";
@@ -39,10 +40,22 @@ pub fn import(inputs: &Inputs, name: &str) -> Result<Imported, Diagnostics> {
             Err(error) => diagnostics.push(error),
         }
     }
+    let deployments: Vec<images::Deployment> = documents
+        .iter()
+        .filter(|document| is_controller_deployment(&document.root))
+        .filter_map(|document| {
+            let mut ignored = Diagnostics::default();
+            let object = yaml11::to_json(document, &mut ignored)?;
+            Some(images::Deployment {
+                namespace: object["metadata"]["namespace"].as_str().map(str::to_owned),
+                object,
+            })
+        })
+        .collect();
     let mut managers = Vec::new();
     for document in &documents {
         if is_rollouts_config(&document.root) {
-            managers.push(manager_from(document, name, &mut diagnostics));
+            managers.push(manager_from(document, name, &deployments, &mut diagnostics));
         }
     }
     if managers.is_empty() && !diagnostics.has_errors() {
@@ -99,6 +112,32 @@ fn is_rollouts_config(root: &Node) -> bool {
             == Some(tables::CONFIG_MAP_NAME)
 }
 
+/// The controller's Deployment (`argo-rollouts`), which may deliver plugins in images.
+fn is_controller_deployment(root: &Node) -> bool {
+    root.get("kind").and_then(Node::scalar) == Some("Deployment")
+        && root
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Node::scalar)
+            == Some(tables::RESOURCE_NAME)
+}
+
+/// The Deployment beside a ConfigMap of `namespace`: the one of the same namespace, or the
+/// only one of the input when either namespace is not written.
+fn deployment_for<'a>(
+    deployments: &'a [images::Deployment],
+    namespace: Option<&str>,
+) -> Option<&'a Json> {
+    let same = deployments
+        .iter()
+        .find(|d| d.namespace.is_some() && d.namespace.as_deref() == namespace);
+    match (same, deployments) {
+        (Some(d), _) => Some(&d.object),
+        (None, [only]) if only.namespace.is_none() || namespace.is_none() => Some(&only.object),
+        _ => None,
+    }
+}
+
 /// Where a diagnostic about one data key of the ConfigMap points.
 struct Site<'a> {
     document: &'a Document,
@@ -114,7 +153,12 @@ impl Site<'_> {
     }
 }
 
-fn manager_from(document: &Document, name: &str, diagnostics: &mut Diagnostics) -> Json {
+fn manager_from(
+    document: &Document,
+    name: &str,
+    deployments: &[images::Deployment],
+    diagnostics: &mut Diagnostics,
+) -> Json {
     let namespace = document
         .root
         .get("metadata")
@@ -162,7 +206,13 @@ fn manager_from(document: &Document, name: &str, diagnostics: &mut Diagnostics) 
                 .push(site.diagnostic(Diagnostic::error("ConfigMap data values must be strings")));
             continue;
         };
-        for plugin in read_list(&site, text, kind, diagnostics) {
+        for mut plugin in read_list(&site, text, kind, diagnostics) {
+            if let Json::Object(fields) = &mut plugin
+                && let Some(diagnostic) =
+                    images::recover(fields, deployment_for(deployments, namespace))
+            {
+                diagnostics.push(site.diagnostic(diagnostic));
+            }
             let list = &mut lists
                 .iter_mut()
                 .find(|(k, _)| *k == kind)

@@ -1,8 +1,8 @@
 //! The RolloutManager as written (`argoproj.io/v1alpha1`), decoded strictly.
 //!
 //! Field names and meaning follow the argo-rollouts-manager operator's CRD; the extensions of
-//! this project (`plugins.step`, and per plugin `args`, `disabled`, `headersFrom`, `rules`) are
-//! marked. Every field is optional here so that one decoding pass sees the whole document;
+//! this project (`plugins.step`, and per plugin `args`, `disabled`, `headersFrom`, `rules`,
+//! `image`) are marked. Every field is optional here so that one decoding pass sees the whole document;
 //! required fields are enforced by [`crate::validate`], which reports all of them at once.
 //! Every value validation looks at is [`Located`]; embedded Kubernetes types are mirrored in
 //! [`kube`] for that, with their schemas taken from k8s-openapi. [`uses`] reads the plugins
@@ -145,6 +145,7 @@ pub struct Plugins {
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("oneOf" = [{"required": ["location"]}, {"required": ["image"]}]))]
 pub struct Plugin {
     /// `<namespace>/<name>`; the controller installs the binary at `plugin-bin/<name>`.
     #[schemars(
@@ -154,13 +155,19 @@ pub struct Plugin {
     )]
     pub name: Option<Located<String>>,
     /// `https://`, `http://` or `file://` URL of the plugin binary (`file:` paths are relative
-    /// to the controller's working directory, `/home/argo-rollouts`).
+    /// to the controller's working directory, `/home/argo-rollouts`). Exactly one of
+    /// `location` and `image` is required.
     #[schemars(
-        required,
         with = "Option<String>",
         regex(pattern = r"^([hH][tT][tT][pP][sS]?|[fF][iI][lL][eE]):/")
     )]
     pub location: Option<Located<String>>,
+    /// Extension: the plugin binary in a container image, delivered to the controller by an
+    /// image volume or an init container (`--plugin-image-delivery`), so that nothing is
+    /// downloaded when the controller starts. Instead of `location`; the image digest is the
+    /// pin (`sha256` does not apply).
+    #[schemars(with = "Option<PluginImage>")]
+    pub image: Option<Located<PluginImage>>,
     /// SHA-256 of the binary (64 lowercase hex characters), checked by the controller for
     /// http(s) locations.
     #[schemars(with = "Option<String>", regex(pattern = r"^([0-9a-f]{64})?$"))]
@@ -176,6 +183,24 @@ pub struct Plugin {
     /// Extension: RBAC rules the plugin needs, appended to the controller's role.
     #[schemars(with = "Option<Vec<schema::PolicyRule>>")]
     pub rules: Option<Vec<Located<PolicyRule>>>,
+}
+
+/// A plugin binary in a container image.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginImage {
+    /// The image, as for any container: `registry/repository[:tag]@sha256:<64 hex>`. Pin it
+    /// with its digest.
+    #[schemars(required, with = "Option<String>")]
+    pub reference: Option<Located<String>>,
+    /// Absolute path of the plugin binary inside the image, e.g.
+    /// `/bin/rollouts-plugin-trafficrouter-gatewayapi`.
+    #[schemars(required, with = "Option<String>", regex(pattern = "^/"))]
+    pub path: Option<Located<String>>,
+    /// Pull policy of the image. Default: Kubernetes' own (`Always` for `:latest` or no tag,
+    /// else `IfNotPresent`).
+    #[schemars(with = "Option<String>", extend("enum" = ["Always", "IfNotPresent", "Never"]))]
+    pub pull_policy: Option<Located<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]

@@ -10,9 +10,9 @@ use std::sync::OnceLock;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
     Affinity, Capabilities, ConfigMap, Container, ContainerPort, EmptyDirVolumeSource,
-    HTTPGetAction, PodAffinityTerm, PodAntiAffinity, PodSecurityContext, PodSpec, PodTemplateSpec,
-    Probe, SeccompProfile, Secret, SecurityContext, Service, ServiceAccount, ServicePort,
-    ServiceSpec, Volume, VolumeMount, WeightedPodAffinityTerm,
+    HTTPGetAction, ImageVolumeSource, PodAffinityTerm, PodAntiAffinity, PodSecurityContext,
+    PodSpec, PodTemplateSpec, Probe, SeccompProfile, Secret, SecurityContext, Service,
+    ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount, WeightedPodAffinityTerm,
 };
 use k8s_openapi::api::networking::v1::{
     NetworkPolicy, NetworkPolicyIngressRule, NetworkPolicyPort, NetworkPolicySpec,
@@ -31,7 +31,8 @@ pub mod tables;
 pub mod warnings;
 
 use crate::emit;
-use crate::spec::{Manager, PluginKind};
+use crate::options::ImageDelivery;
+use crate::spec::{Manager, PluginImage, PluginKind};
 use warnings::{WARNINGS_ANNOTATION, WarningsNote};
 
 type Labels = BTreeMap<String, String>;
@@ -349,16 +350,8 @@ fn deployment(manager: &Manager, checksum: &str) -> Deployment {
                     }),
                     service_account_name: Some(tables::RESOURCE_NAME.to_owned()),
                     tolerations: manager.tolerations.clone(),
-                    volumes: Some(
-                        tables::EMPTY_DIR_MOUNTS
-                            .into_iter()
-                            .map(|(name, _)| Volume {
-                                name: name.to_owned(),
-                                empty_dir: Some(EmptyDirVolumeSource::default()),
-                                ..Volume::default()
-                            })
-                            .collect(),
-                    ),
+                    init_containers: plugin_init_containers(manager),
+                    volumes: Some(volumes(manager)),
                     ..PodSpec::default()
                 }),
             },
@@ -373,11 +366,6 @@ fn controller_container(manager: &Manager) -> Container {
         name: Some(name.to_owned()),
         container_port: number,
         ..ContainerPort::default()
-    };
-    let mount = |name: &str, path: &str| VolumeMount {
-        name: name.to_owned(),
-        mount_path: path.to_owned(),
-        ..VolumeMount::default()
     };
     Container {
         name: tables::RESOURCE_NAME.to_owned(),
@@ -403,28 +391,117 @@ fn controller_container(manager: &Manager) -> Container {
             port("metrics", tables::METRICS_PORT),
         ]),
         resources: Some(manager.resources.clone()),
-        security_context: Some(SecurityContext {
-            allow_privilege_escalation: Some(false),
-            capabilities: Some(Capabilities {
-                drop: Some(vec!["ALL".to_owned()]),
-                ..Capabilities::default()
-            }),
-            read_only_root_filesystem: Some(true),
-            run_as_non_root: Some(true),
-            seccomp_profile: Some(SeccompProfile {
-                type_: "RuntimeDefault".to_owned(),
-                ..SeccompProfile::default()
-            }),
-            ..SecurityContext::default()
-        }),
-        volume_mounts: Some(
-            tables::EMPTY_DIR_MOUNTS
-                .into_iter()
-                .map(|(name, path)| mount(name, path))
-                .collect(),
-        ),
+        security_context: Some(container_security_context()),
+        volume_mounts: Some(controller_mounts(manager)),
         ..Container::default()
     }
+}
+
+/// The controller's: no privilege escalation, no capabilities, read-only root, non-root.
+fn container_security_context() -> SecurityContext {
+    SecurityContext {
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".to_owned()]),
+            ..Capabilities::default()
+        }),
+        read_only_root_filesystem: Some(true),
+        run_as_non_root: Some(true),
+        seccomp_profile: Some(SeccompProfile {
+            type_: "RuntimeDefault".to_owned(),
+            ..SeccompProfile::default()
+        }),
+        ..SecurityContext::default()
+    }
+}
+
+/// `plugin-bin` and `tmp`, then one volume per image plugin (in ConfigMap order): the image
+/// itself, or an emptyDir its init container fills.
+fn volumes(manager: &Manager) -> Vec<Volume> {
+    let empty_dir = |name: &str| Volume {
+        name: name.to_owned(),
+        empty_dir: Some(EmptyDirVolumeSource::default()),
+        ..Volume::default()
+    };
+    let mut volumes: Vec<Volume> = tables::EMPTY_DIR_MOUNTS
+        .into_iter()
+        .map(|(name, _)| empty_dir(name))
+        .collect();
+    for (_, image) in manager.plugins.images() {
+        volumes.push(match manager.image_delivery {
+            ImageDelivery::Volume => Volume {
+                name: image.volume.clone(),
+                image: Some(ImageVolumeSource {
+                    reference: Some(image.reference.clone()),
+                    pull_policy: pull_policy(image),
+                }),
+                ..Volume::default()
+            },
+            ImageDelivery::InitContainer => empty_dir(&image.volume),
+        });
+    }
+    volumes
+}
+
+fn mount(name: &str, path: &str, read_only: bool) -> VolumeMount {
+    VolumeMount {
+        name: name.to_owned(),
+        mount_path: path.to_owned(),
+        read_only: read_only.then_some(true),
+        ..VolumeMount::default()
+    }
+}
+
+/// The emptyDirs, then each image plugin's volume, read-only: the controller only copies the
+/// binary from there.
+fn controller_mounts(manager: &Manager) -> Vec<VolumeMount> {
+    let mut mounts: Vec<VolumeMount> = tables::EMPTY_DIR_MOUNTS
+        .into_iter()
+        .map(|(name, path)| mount(name, path, false))
+        .collect();
+    mounts.extend(
+        manager
+            .plugins
+            .images()
+            .map(|(_, image)| mount(&image.volume, &image.mount_path, true)),
+    );
+    mounts
+}
+
+fn pull_policy(image: &PluginImage) -> Option<String> {
+    image.pull_policy.map(|policy| policy.as_str().to_owned())
+}
+
+/// With `init-container` delivery, one init container per image plugin: the plugin image,
+/// running `cp <path> <its volume>/plugin` as the controller's user, as locked down as the
+/// controller and with its resources (so the pod's effective request does not grow, and a
+/// quota that admits the controller admits it). The image must have `cp` on its `PATH`.
+fn plugin_init_containers(manager: &Manager) -> Option<Vec<Container>> {
+    if manager.image_delivery != ImageDelivery::InitContainer {
+        return None;
+    }
+    let containers: Vec<Container> = manager
+        .plugins
+        .images()
+        .map(|(_, image)| Container {
+            name: image.volume.clone(),
+            image: Some(image.reference.clone()),
+            image_pull_policy: pull_policy(image),
+            command: Some(vec![
+                tables::COPY_COMMAND.to_owned(),
+                image.path.clone(),
+                format!("{}/{}", image.mount_path, tables::PLUGIN_IMAGE_FILE),
+            ]),
+            resources: Some(manager.resources.clone()),
+            security_context: Some(SecurityContext {
+                run_as_user: Some(tables::CONTROLLER_UID),
+                ..container_security_context()
+            }),
+            volume_mounts: Some(vec![mount(&image.volume, &image.mount_path, false)]),
+            ..Container::default()
+        })
+        .collect();
+    (!containers.is_empty()).then_some(containers)
 }
 
 fn metrics_service(manager: &Manager) -> Service {

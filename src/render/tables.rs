@@ -46,6 +46,20 @@ pub const TMP_DIR: &str = "/tmp";
 /// the controller starts.
 pub const EMPTY_DIR_MOUNTS: [(&str, &str); 2] = [("plugin-bin", PLUGIN_BIN_DIR), ("tmp", TMP_DIR)];
 
+/// Where image plugins are mounted, one directory per plugin: under the working directory,
+/// outside `plugin-bin/` and `/tmp`, so that the controller copies the binary from there into
+/// `plugin-bin/` at start-up as it does for any `file:` plugin.
+pub const PLUGIN_IMAGES_DIR: &str = "/home/argo-rollouts/plugin-images";
+/// Image plugin volumes (and init containers) are named `plugin-<name>-<hash>`.
+pub const PLUGIN_IMAGE_VOLUME_PREFIX: &str = "plugin-";
+/// The file an init container copies an image plugin's binary to, in its volume.
+pub const PLUGIN_IMAGE_FILE: &str = "plugin";
+/// The copy an init container runs in the plugin image (found on the image's `PATH`).
+pub const COPY_COMMAND: &str = "cp";
+/// The user of the controller image (`USER 999`); init containers run as it, so that images
+/// without a `USER` pass the pod's `runAsNonRoot` and the copy belongs to the controller.
+pub const CONTROLLER_UID: i64 = 999;
+
 /// ConfigMap keys the controller reads.
 pub const TRAFFIC_ROUTER_PLUGINS_KEY: &str = "trafficRouterPlugins";
 pub const METRIC_PROVIDER_PLUGINS_KEY: &str = "metricProviderPlugins";

@@ -8,7 +8,9 @@
 
 pub(crate) mod env;
 pub mod go_url;
+pub mod image;
 pub mod location;
+pub mod plugin_images;
 pub(crate) mod plugins;
 pub mod quantity;
 mod resources;
@@ -287,6 +289,7 @@ pub fn manager(
                 .and_then(|policy| policy.enabled)
                 .unwrap_or(true),
             plugins,
+            image_delivery: options.image_delivery(),
         },
         origin: Origin {
             source: checker.source.clone(),

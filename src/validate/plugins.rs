@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 
 use super::location::{Location, parse_location, resolve_file};
-use super::{Checker, Hint};
+use super::{Checker, Hint, plugin_images};
 use crate::input::located::{Located, Site};
 use crate::model;
 use crate::options::Options;
@@ -29,6 +29,7 @@ pub fn plugins(
     let mut resolved = Plugins::default();
     // Where each plugin name was written, and the entry it names.
     let mut seen: BTreeMap<String, (Site, Site)> = BTreeMap::new();
+    let mut first_image: Option<Site> = None;
     let lists = [
         (PluginKind::TrafficRouter, raw.traffic_management),
         (PluginKind::MetricProvider, raw.metric),
@@ -42,6 +43,11 @@ pub fn plugins(
                 namespace_scoped,
             };
             let entry_site = entry.site.clone();
+            if first_image.is_none()
+                && let Some(image) = &entry.image
+            {
+                first_image = Some(image.site.clone());
+            }
             let Some((plugin, name_site)) = self::plugin(checker, &context, entry) else {
                 continue;
             };
@@ -82,6 +88,7 @@ pub fn plugins(
             disabled: false,
             headers_from: Vec::new(),
             rules: Vec::new(),
+            image: None,
         });
     }
     for kind in PluginKind::ALL {
@@ -90,6 +97,9 @@ pub fn plugins(
             .sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
     }
     check_known_plugins(checker, &resolved, &seen);
+    if let Some(site) = first_image {
+        plugin_images::check_delivery(checker, options, &site);
+    }
     resolved
 }
 
@@ -155,19 +165,43 @@ fn plugin(
         }
         Some(name) => check_name(checker, cx, name),
     };
-    let location = match raw.location.filter(|location| !location.is_empty()) {
-        None => {
+    // `location: ""` counts as written (as for the schema's "exactly one"), but not as a
+    // location.
+    let image_entry = raw.image.is_some() && raw.location.is_none();
+    let (location, image) = match (raw.location, raw.image) {
+        (Some(_), Some(image)) => {
             checker
-                .error(&site, "a plugin needs a `location`")
-                .with_hint("give the `https://` or `file://` URL of the plugin binary");
-            None
+                .error(&image.site, "a plugin has a `location` or an `image`, not both")
+                .with_hint("remove `location`: the image delivers the binary, and the renderer writes its location");
+            (None, None)
         }
-        Some(location) => Some(location),
+        (location, None) => match location.filter(|location| !location.is_empty()) {
+            None => {
+                checker
+                    .error(&site, "a plugin needs a `location` or an `image`")
+                    .with_hint("give the `https://` or `file://` URL of the plugin binary, or the container `image` holding it");
+                (None, None)
+            }
+            location => (location, None),
+        },
+        (None, image) => (None, image),
     };
     let parsed = location.as_ref().and_then(|location| {
         check_location(checker, cx, name.as_ref().map(|n| n.as_str()), location)
     });
-    check_sha256(checker, cx, &site, raw.sha256.as_ref(), parsed.as_ref());
+    let image = image.and_then(|image| {
+        plugin_images::check(
+            checker,
+            cx.options,
+            name.as_ref().map(|n| n.as_str()),
+            image,
+        )
+    });
+    if image_entry {
+        check_image_extras(checker, &raw.sha256, &raw.headers_from);
+    } else {
+        check_sha256(checker, cx, &site, raw.sha256.as_ref(), parsed.as_ref());
+    }
 
     let disabled = raw.disabled.as_ref().is_some_and(|d| d.inner);
     if let Some(flag) = &raw.disabled
@@ -219,18 +253,42 @@ fn plugin(
     }
 
     let name = name?;
+    let (location, image) = match image {
+        Some((image, location)) => (location, Some(image)),
+        None => (location?.inner, None),
+    };
     Some((
         Plugin {
             name: name.inner,
-            location: location?.inner,
+            location,
             sha256: raw.sha256.map(|s| s.inner).unwrap_or_default(),
             args: raw.args.unwrap_or_default(),
             disabled,
             headers_from,
             rules: rules.iter().map(|rule| rule.to_kube()).collect(),
+            image,
         },
         name.site,
     ))
+}
+
+/// `sha256` and `headersFrom` belong to downloads; on an image plugin they would be written
+/// to the ConfigMap and never used.
+fn check_image_extras(
+    checker: &mut Checker,
+    sha256: &Option<Located<String>>,
+    headers_from: &Option<Located<Vec<Located<model::HeadersFrom>>>>,
+) {
+    if let Some(sha256) = sha256.as_ref().filter(|s| !s.is_empty()) {
+        checker
+            .error(&sha256.site, "does not apply to an image plugin: the controller checks it only for downloads, and the image digest is the pin")
+            .with_hint("remove `sha256`, and pin the image by digest in `image.reference` (`…@sha256:<digest>`)");
+    }
+    if let Some(headers) = headers_from.as_ref().filter(|h| !h.is_empty()) {
+        checker
+            .error(&headers.site, "does not apply to an image plugin: the headers are for downloads, and the kubelet pulls the image")
+            .with_hint("remove `headersFrom`; the kubelet pulls with the node's registry credentials");
+    }
 }
 
 /// `^([a-zA-Z0-9\-]+)\/{1}([a-zA-Z0-9_\-.]+)$`, the regexp the controller checks at start-up
@@ -333,22 +391,43 @@ fn allowed_location(options: &Options, location: &str) -> bool {
     allowed.is_empty() || allowed.iter().any(|prefix| prefix.allows(location))
 }
 
-fn allowed_hint(options: &Options) -> String {
+pub(super) fn allowed_hint(options: &Options) -> String {
     let prefixes: Vec<&str> = options
         .allowed_plugin_locations
         .iter()
+        .filter(|prefix| !prefix.is_image_prefix())
         .map(|prefix| prefix.written.as_str())
         .collect();
+    if prefixes.is_empty() {
+        return "only image plugins are allowed (every --allow-plugin-location is an `oci://` prefix); add a URL prefix, or give this plugin an `image`".to_owned();
+    }
     format!(
         "locations must start with one of: {} (--allow-plugin-location; compared with `..` resolved, scheme and host in any case)",
         prefixes.join(", ")
     )
 }
 
+/// The hint for an image reference outside every `oci://` prefix of `--allow-plugin-location`.
+pub(super) fn allowed_image_hint(options: &Options) -> String {
+    let prefixes: Vec<&str> = options
+        .allowed_plugin_locations
+        .iter()
+        .filter(|prefix| prefix.is_image_prefix())
+        .map(|prefix| prefix.written.as_str())
+        .collect();
+    if prefixes.is_empty() {
+        return "no --allow-plugin-location is an `oci://` prefix, so no image plugin is allowed: add one such as `oci://registry.example.com/platform/`".to_owned();
+    }
+    format!(
+        "image references must start with one of: {} (--allow-plugin-location; the registry compared in any case, Docker Hub names in full, as `docker.io/library/busybox`)",
+        prefixes.join(", ")
+    )
+}
+
 /// A `file:` location must name a file that exists when the controller starts: not its
-/// working directory, not the plugin's own install path (the copy would truncate it), and not
+/// working directory, not the plugin's own install path (the copy would truncate it), not
 /// anything inside the emptyDir volumes the renderer mounts (`plugin-bin/` and `/tmp` are empty
-/// at start).
+/// at start), and not inside the mounts of image plugins (their layout is the renderer's).
 fn check_file_target(checker: &mut Checker, site: &Site, name: &str, file: &str) {
     if let Some(problem) = file_target_problem(name, file) {
         checker
@@ -382,6 +461,11 @@ fn file_target_problem(name: &str, file: &str) -> Option<String> {
     {
         Some(format!(
             "resolves to `{resolved}`, inside the emptyDir volume mounted at `{dir}`: it is empty when the controller starts, so there is nothing to copy"
+        ))
+    } else if inside(tables::PLUGIN_IMAGES_DIR) {
+        Some(format!(
+            "resolves to `{resolved}`, inside `{}`, where the renderer mounts the images of image plugins: give this plugin an `image` instead",
+            tables::PLUGIN_IMAGES_DIR
         ))
     } else {
         None

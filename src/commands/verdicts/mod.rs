@@ -15,10 +15,11 @@ use crate::input::yaml11::{self, Plain};
 use crate::options::Namespace;
 use crate::validate::{env, location, plugins, quantity, syntax};
 
+mod images;
 mod yaml_documents;
 
 /// Every rule with a Go counterpart, by the name both sides use.
-pub const RULES: [&str; 16] = [
+pub const RULES: [&str; 18] = [
     "location",
     "quantity",
     "quantity-pattern",
@@ -35,6 +36,8 @@ pub const RULES: [&str; 16] = [
     "yaml11-plain",
     "yaml-v2-scalar",
     "yaml-document",
+    "image-reference",
+    "kube-version",
 ];
 
 fn accept(ok: bool) -> Json {
@@ -71,6 +74,7 @@ pub fn verdict(rule: &str, input: &str) -> Option<Json> {
         "yaml11-plain" => yaml11_plain(input),
         "yaml-v2-scalar" => json!({"text": emit::yaml_v2_scalar(input)}),
         "yaml-document" => yaml_documents::verdict(input),
+        "image-reference" | "kube-version" => return images::verdict(rule, input),
         _ => return None,
     })
 }
@@ -193,7 +197,7 @@ pub mod corpus {
         }
     }
 
-    fn random_string(rng: &mut Rng, alphabet: &[&str], max: usize) -> String {
+    pub(super) fn random_string(rng: &mut Rng, alphabet: &[&str], max: usize) -> String {
         let len = rng.below(max + 1);
         (0..len).map(|_| rng.pick(alphabet)).collect()
     }
@@ -398,6 +402,8 @@ pub mod corpus {
                     "plugin-name" => format!("{}/{}", name(&mut rng, 8), name(&mut rng, 10)),
                     "yaml11-plain" => plain_scalar(&mut rng),
                     "yaml-document" => super::yaml_documents::document(&mut rng),
+                    "image-reference" => super::images::image_reference(&mut rng),
+                    "kube-version" => super::images::kube_version(&mut rng),
                     _ => scalar(&mut rng),
                 };
                 corpus.push((rule, input));
