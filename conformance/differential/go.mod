@@ -11,6 +11,7 @@ require (
 	github.com/distribution/reference v0.6.0
 	gopkg.in/yaml.v2 v2.4.0
 	k8s.io/apimachinery v0.34.2
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -31,5 +32,4 @@ require (
 	sigs.k8s.io/json v0.0.0-20241014173422-cfa47c3a1cc8 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.0 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )
