@@ -65,7 +65,7 @@ fn alias_bomb() {
     }
     assert_rejected(
         &render_stdin(input),
-        "<stdin>:12:29: error: the input expands to more than 24 MiB of YAML (aliases counted as often as they are used); refusing to read further\n  hint: this looks like an alias bomb; write the values out instead of nesting aliases, or render fewer files at once\n",
+        "<stdin>:12:34: error: the input expands to more than 32 MiB of YAML (aliases counted as often as they are used); refusing to read further\n  hint: this looks like an alias bomb; write the values out instead of nesting aliases, or render fewer files at once\n",
     );
 }
 
@@ -76,7 +76,7 @@ fn aliases_over_many_files_share_one_budget() {
     let dir = temp_dir("alias-files");
     let list = vec!["lol"; 1000].join(", ");
     let aliases = vec!["*a"; 50].join(", ");
-    for i in 0..13 {
+    for i in 0..16 {
         let text = format!(
             "{}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\nx: &a [{list}]\ny: [{aliases}]\n",
             if i == 0 { HEADER } else { "" }
@@ -86,7 +86,7 @@ fn aliases_over_many_files_share_one_budget() {
     let single = Command::cargo_bin("rollouts-render")
         .unwrap()
         .args(["render", "--allow-empty"])
-        .arg(dir.join("12.yaml"))
+        .arg(dir.join("15.yaml"))
         .output()
         .unwrap();
     assert_eq!(single.status.code(), Some(0), "one file alone is accepted");
@@ -100,7 +100,7 @@ fn aliases_over_many_files_share_one_budget() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(output.stdout.is_empty());
     assert!(
-        stderr.contains("09.yaml:6:") && stderr.contains("expands to more than 24 MiB of YAML"),
+        stderr.contains("09.yaml:6:") && stderr.contains("expands to more than 32 MiB of YAML"),
         "{stderr}"
     );
     assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");

@@ -28,8 +28,8 @@ struct Shape {
 const SHAPES: [Shape; 8] = [
     Shape {
         name: "many small documents",
-        accepted: 52_000,
-        refused: 58_000,
+        accepted: 70_000,
+        refused: 78_000,
         build: |n| {
             let docs: String = (0..n)
                 .map(|i| {
@@ -58,14 +58,14 @@ const SHAPES: [Shape; 8] = [
     },
     Shape {
         name: "a long flow list of tiny nodes",
-        accepted: 500_000,
-        refused: 560_000,
+        accepted: 670_000,
+        refused: 740_000,
         build: |n| format!("{MANAGER}{CONFIG_MAP}list: [{}1]\n", "1,".repeat(n)),
     },
     Shape {
         name: "a mapping of many tiny entries",
-        accepted: 235_000,
-        refused: 260_000,
+        accepted: 315_000,
+        refused: 350_000,
         build: |n| {
             let entries: String = (0..n).map(|i| format!("  k{i}: v\n")).collect();
             format!("{MANAGER}{CONFIG_MAP}data:\n{entries}")
@@ -73,8 +73,8 @@ const SHAPES: [Shape; 8] = [
     },
     Shape {
         name: "aliases of a list",
-        accepted: 480,
-        refused: 530,
+        accepted: 640,
+        refused: 710,
         build: |n| {
             let list = vec!["lol"; 1000].join(",");
             let aliases = vec!["*a"; n].join(",");
@@ -83,8 +83,8 @@ const SHAPES: [Shape; 8] = [
     },
     Shape {
         name: "aliases of a long string",
-        accepted: 22,
-        refused: 25,
+        accepted: 30,
+        refused: 33,
         build: |n| {
             let aliases = vec!["*a"; n].join(",");
             format!(
@@ -95,8 +95,8 @@ const SHAPES: [Shape; 8] = [
     },
     Shape {
         name: "deep nesting",
-        accepted: 1_300,
-        refused: 1_450,
+        accepted: 1_750,
+        refused: 1_950,
         build: |n| {
             let nested = format!("{}v{}", "{k: ".repeat(190), "}".repeat(190));
             let docs: String = (0..n)

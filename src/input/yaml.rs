@@ -23,7 +23,7 @@ use crate::diag::{Diagnostic, Diagnostics, FieldPath, Location, Pos, Segment};
 /// [`weight`]: a "billion laughs" document, or many files of them, is refused long before it
 /// can exhaust memory, and so is a tree of many tiny nodes (README, "Reading YAML", has the
 /// measured bound: peak memory stays a small multiple of this).
-pub const MAX_WEIGHT: usize = 24 * 1024 * 1024;
+pub const MAX_WEIGHT: usize = 32 * 1024 * 1024;
 
 /// What one node counts in the budget, next to its text: about what its parts take in the
 /// tree and in the JSON built from it, measured (README, "Reading YAML"), so that many tiny nodes
@@ -435,13 +435,16 @@ impl Composer<'_> {
                         pos,
                         tag,
                         anchor,
-                        items,
+                        mut items,
                         ..
                     }) => (
                         Node {
                             pos,
                             tag,
-                            value: Value::Seq(items),
+                            value: Value::Seq({
+                                shrink(&mut items);
+                                items
+                            }),
                         },
                         anchor,
                     ),
@@ -586,6 +589,9 @@ impl Composer<'_> {
             } => text == "<<" && entry.key.tag.as_deref().is_none_or(|tag| tag == TAG_MERGE),
             _ => false,
         };
+        if !entries.iter().any(is_merge) {
+            return Ok(self.check_keys(entries));
+        }
         let mut result: Vec<Entry> = Vec::with_capacity(entries.len());
         let mut index: HashMap<String, usize> = HashMap::new();
         let mut explicit: HashMap<String, Pos> = HashMap::new();
@@ -685,6 +691,72 @@ impl Composer<'_> {
             set(&mut result, &mut index, entry);
         }
         Ok(result)
+    }
+
+    /// [`Self::finish_mapping`] for a mapping without merge keys (nearly all of them): the same
+    /// key checks, without copying the entries or their keys, so that a large mapping costs
+    /// little more than its tree.
+    fn check_keys(&mut self, mut entries: Vec<Entry>) -> Vec<Entry> {
+        let mut first: HashMap<&str, Pos> = HashMap::with_capacity(entries.len());
+        let mut keep = Vec::with_capacity(entries.len());
+        for entry in &entries {
+            let problem = if matches!(entry.key.value, Value::Seq(_) | Value::Map(_)) {
+                Some(
+                    Diagnostic::error(format!(
+                        "{} as a key: Kubernetes' YAML reader refuses the document",
+                        if matches!(entry.key.value, Value::Seq(_)) {
+                            "a list"
+                        } else {
+                            "a mapping"
+                        }
+                    ))
+                    .at(self.location(entry.key.pos))
+                    .hint("keys are strings"),
+                )
+            } else if entry.key.is_null() {
+                Some(
+                    Diagnostic::error("a null key: Kubernetes' YAML reader refuses the document")
+                        .at(self.location(entry.key.pos))
+                        .hint("write the key as a string, in quotes if it must read `null` or `~`"),
+                )
+            } else if let Some(text) = entry.key.scalar() {
+                match first.get(text) {
+                    Some(at) => Some(
+                        Diagnostic::error(format!(
+                            "duplicate key `{text}` (first defined on line {})",
+                            at.line
+                        ))
+                        .at(self.location(entry.key.pos))
+                        .hint("a key may appear only once in a mapping; remove one of them"),
+                    ),
+                    None => {
+                        first.insert(text, entry.key.pos);
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            keep.push(problem.is_none());
+            if let Some(problem) = problem {
+                self.diagnostics.push(problem);
+            }
+        }
+        drop(first);
+        let mut keep = keep.into_iter();
+        entries.retain(|_| keep.next().unwrap_or(false));
+        shrink(&mut entries);
+        entries
+    }
+}
+
+/// Gives back the room a collection's vector grew by pushing (four entries for a mapping of
+/// one: deep, narrow documents would take four times their size). Large vectors are left
+/// alone: reallocating one would briefly hold it twice, and their spare room is relatively
+/// small.
+fn shrink<T>(items: &mut Vec<T>) {
+    if items.len() < 4096 {
+        items.shrink_to_fit();
     }
 }
 

@@ -326,13 +326,17 @@ impl Converter<'_> {
             ),
             (Value::Map(entries), None | Some(yaml::TAG_MAP)) => {
                 let mut map = Map::new();
-                let mut written: std::collections::HashMap<String, &str> = Default::default();
+                // The keys that changed on the way (`yes` became `true`), by what they became:
+                // two keys can only collide if one of them changed (the same text twice is a
+                // duplicate key, refused when composing). Small, unlike a map of every key.
+                let mut changed: std::collections::HashMap<String, &str> = Default::default();
                 for entry in entries {
                     let Some(key) = self.key(&entry.key, path) else {
                         continue;
                     };
                     let text = entry.key.scalar().unwrap_or_default();
-                    if let Some(first) = written.get(key.as_str()) {
+                    if map.contains_key(&key) {
+                        let first = changed.get(key.as_str()).copied().unwrap_or(key.as_str());
                         // Distinct YAML keys, one JSON key: sigs.k8s.io/yaml keeps whichever
                         // its map iteration meets last, a different one from run to run.
                         self.error(
@@ -344,7 +348,9 @@ impl Converter<'_> {
                         );
                         continue;
                     }
-                    written.insert(key.clone(), text);
+                    if key != text {
+                        changed.insert(key.clone(), text);
+                    }
                     let value = self.node(&entry.value, &path.key(&key), depth + 1);
                     map.insert(key, value);
                 }
