@@ -59,12 +59,9 @@ impl Rendered {
     }
 
     /// The output documents of each input document, in input order: a RolloutManager's
-    /// objects, or the passthrough object alone (the KRM function replaces items in place).
-    pub fn documents_by_input(&self) -> impl Iterator<Item = Vec<Json>> + '_ {
-        self.documents_by_input_noting(None)
-    }
-
-    fn documents_by_input_noting<'a>(
+    /// objects, or the passthrough object alone (the KRM function replaces items in place);
+    /// `warnings` as for [`Self::documents_noting`].
+    pub fn documents_by_input_noting<'a>(
         &'a self,
         warnings: Option<&'a WarningsNote>,
     ) -> impl Iterator<Item = Vec<Json>> + 'a {

@@ -940,3 +940,21 @@ fn every_file_under_deploy_is_valid_and_uses_the_plugin_as_announced() {
     assert!(checked >= 5);
     assert!(crd_sources >= 1, "deploy/ installs the CRDs somewhere");
 }
+
+/// In Argo CD the input limit is fixed (the sidecar's memory is sized for it): the message
+/// says so and does not offer an option the plugin user cannot pass.
+#[test]
+fn an_application_over_the_input_limit_is_refused_without_offering_the_option() {
+    let big = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  k: {}\n",
+        "x".repeat(17 << 20)
+    );
+    let repo = Repo::new("too-large", &[("big.yaml", big.as_str())]);
+    let output = repo.run("generate", &[("ARGOCD_APP_NAMESPACE", "argo-rollouts")]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(output.stderr).unwrap(),
+        "big.yaml: error: the application's manifests are larger than the plugin's limit of 16 MiB, which keeps the sidecar within its memory\n  hint: split the application into smaller ones\n"
+    );
+}

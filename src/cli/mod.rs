@@ -179,6 +179,7 @@ impl RenderArgs {
         ReadOptions {
             recursive: self.recursive,
             max_bytes: self.max_input_bytes,
+            fixed_limit: false,
         }
     }
 }

@@ -29,6 +29,7 @@ use crate::input::yaml::{self, Document, Node, Value};
 use crate::model;
 use crate::options::Options;
 use crate::pipeline;
+use crate::render::warnings::WarningsNote;
 
 /// The parameters a functionConfig may give: the plugin parameters, the cluster's API
 /// versions and Kubernetes version (Argo CD passes them to the plugin in `KUBE_API_VERSIONS`
@@ -191,7 +192,13 @@ pub fn run(text: &str) -> FnOutcome {
     match pipeline::render_documents(documents, &names, &order, &options, diagnostics) {
         Ok(mut rendered) => {
             let warnings = std::mem::take(&mut rendered.warnings);
-            let outputs: Vec<Vec<Json>> = rendered.documents_by_input().collect();
+            // `warnings-annotation: "true"` in the functionConfig records them, as in `render`.
+            let note = rendered
+                .notes_warnings()
+                .then(|| WarningsNote::new(&warnings))
+                .flatten();
+            let outputs: Vec<Vec<Json>> =
+                rendered.documents_by_input_noting(note.as_ref()).collect();
             let output = replace_in_place(&items, &origins, outputs);
             finish(
                 &list.api_version,
@@ -615,6 +622,7 @@ pub(crate) fn command(args: &FnArgs) -> ExitCode {
     let options = ReadOptions {
         recursive: false,
         max_bytes: args.max_input_bytes,
+        fixed_limit: false,
     };
     let inputs = match super::read_inputs(&[], &options, false) {
         Ok(inputs) => inputs,

@@ -10,7 +10,15 @@ use super::INVALID_INPUT;
 use super::render::{self, Outcome};
 use crate::cli::params;
 use crate::diag::Diagnostics;
-use crate::input::source::{Inputs, ReadOptions};
+use crate::input::source::{DEFAULT_MAX_INPUT_BYTES, Inputs, ReadOptions};
+
+/// `generate` reads with the default limit, which users cannot raise: the sidecar's memory
+/// limit in `deploy/` is sized for it (README, "Reading YAML").
+const GENERATE_READ: ReadOptions = ReadOptions {
+    recursive: false,
+    max_bytes: DEFAULT_MAX_INPUT_BYTES,
+    fixed_limit: true,
+};
 
 /// At most this many diagnostics are printed by `generate`: Argo CD stores stderr in the
 /// Application's status, which should stay short.
@@ -51,8 +59,7 @@ pub fn stderr_text(diagnostics: &Diagnostics) -> String {
 pub(crate) fn command(dir: &Path) -> ExitCode {
     let env: BTreeMap<String, String> = std::env::vars().collect();
     // Plain text for Argo CD, whatever the terminal.
-    let mut inputs = match super::read_inputs(&[dir.to_path_buf()], &ReadOptions::default(), false)
-    {
+    let mut inputs = match super::read_inputs(&[dir.to_path_buf()], &GENERATE_READ, false) {
         Ok(inputs) => inputs,
         Err(code) => return code,
     };

@@ -76,6 +76,9 @@ pub enum ReadError {
 pub struct ReadOptions {
     pub recursive: bool,
     pub max_bytes: u64,
+    /// The limit cannot be raised (`generate`: the sidecar's memory is sized for it), so the
+    /// message does not offer `--max-input-bytes`.
+    pub fixed_limit: bool,
 }
 
 impl Default for ReadOptions {
@@ -83,13 +86,17 @@ impl Default for ReadOptions {
         Self {
             recursive: false,
             max_bytes: DEFAULT_MAX_INPUT_BYTES,
+            fixed_limit: false,
         }
     }
 }
 
 /// Reads every path (`-` is standard input; no paths at all is standard input too).
 pub fn read(paths: &[PathBuf], options: &ReadOptions) -> Result<Inputs, ReadError> {
-    let mut budget = options.max_bytes;
+    let mut budget = Budget {
+        left: options.max_bytes,
+        fixed: options.fixed_limit,
+    };
     let mut sources = Vec::new();
     if paths.is_empty() {
         sources.push(read_stdin(&mut budget)?);
@@ -196,7 +203,13 @@ fn io_error(path: &Path, source: io::Error) -> ReadError {
     }
 }
 
-fn read_file(path: &Path, budget: &mut u64) -> Result<Source, ReadError> {
+/// What is left of `--max-input-bytes`, and whether the limit could be raised.
+struct Budget {
+    left: u64,
+    fixed: bool,
+}
+
+fn read_file(path: &Path, budget: &mut Budget) -> Result<Source, ReadError> {
     // Files of the directory `.` are named as users write them: `rm.yaml`, not `./rm.yaml`.
     let name = path.strip_prefix(".").unwrap_or(path).display().to_string();
     let file = fs::File::open(path).map_err(|source| io_error(path, source))?;
@@ -204,33 +217,39 @@ fn read_file(path: &Path, budget: &mut u64) -> Result<Source, ReadError> {
     from_bytes(&name, bytes)
 }
 
-fn read_stdin(budget: &mut u64) -> Result<Source, ReadError> {
+fn read_stdin(budget: &mut Budget) -> Result<Source, ReadError> {
     let bytes = read_capped(io::stdin().lock(), STDIN_NAME, budget)?;
     from_bytes(STDIN_NAME, bytes)
 }
 
 /// Reads at most the remaining budget; one byte more means the input is too large.
-fn read_capped(reader: impl Read, name: &str, budget: &mut u64) -> Result<Vec<u8>, ReadError> {
+fn read_capped(reader: impl Read, name: &str, budget: &mut Budget) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
     reader
-        .take(budget.saturating_add(1))
+        .take(budget.left.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|source| ReadError::Io {
             path: name.to_owned(),
             source,
         })?;
     let len = bytes.len() as u64;
-    if len > *budget {
-        return Err(ReadError::Invalid(
+    if len > budget.left {
+        let error = if budget.fixed {
+            Diagnostic::error(format!(
+                "the application's manifests are larger than the plugin's limit of {} MiB, which keeps the sidecar within its memory",
+                DEFAULT_MAX_INPUT_BYTES >> 20
+            ))
+            .hint("split the application into smaller ones")
+        } else {
             Diagnostic::error("the input is larger than the limit of --max-input-bytes")
-                .at(Location {
-                    source: Arc::from(name),
-                    pos: None,
-                })
-                .hint("split the input, or raise the limit with `--max-input-bytes`"),
-        ));
+                .hint("split the input, or raise the limit with `--max-input-bytes`")
+        };
+        return Err(ReadError::Invalid(error.at(Location {
+            source: Arc::from(name),
+            pos: None,
+        })));
     }
-    *budget -= len;
+    budget.left -= len;
     Ok(bytes)
 }
 
