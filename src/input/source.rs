@@ -296,13 +296,19 @@ mod tests {
 
     #[test]
     fn inputs_over_the_cap_are_refused() {
-        let mut budget = 4;
+        let mut budget = Budget {
+            left: 4,
+            fixed: false,
+        };
         assert!(read_capped(&b"12345"[..], "x", &mut budget).is_err());
-        let mut budget = 5;
+        let mut budget = Budget {
+            left: 5,
+            fixed: false,
+        };
         assert_eq!(
             read_capped(&b"12345"[..], "x", &mut budget).unwrap().len(),
             5
         );
-        assert_eq!(budget, 0);
+        assert_eq!(budget.left, 0);
     }
 }
