@@ -31,6 +31,20 @@ spec:
       location: ` + promLocation + `
 `
 
+// imagePlugin: a step plugin delivered in an image, which plugin-image-delivery decides.
+var imagePlugin = `apiVersion: argoproj.io/v1alpha1
+kind: RolloutManager
+metadata:
+  name: argo-rollouts
+spec:
+  plugins:
+    step:
+    - name: example/step
+      image:
+        reference: registry.example.com/step-plugin@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+        path: /step-plugin
+`
+
 const rollout = `apiVersion: argoproj.io/v1alpha1
 kind: Rollout
 metadata:

@@ -21,6 +21,7 @@ type paramCase struct {
 	str   string   // a string parameter's value
 	array []string // an array parameter's items
 	flags []string
+	input string // the RolloutManager the case renders, when not unpinned
 }
 
 // paramCases is this harness's own list of the plugin's parameters: plugin.yaml must
@@ -34,6 +35,8 @@ var paramCases = []paramCase{
 	{name: "openshift-route-plugin", str: "true", flags: []string{"--openshift-route-plugin"}},
 	{name: "rollouts-image", str: "registry.example.com/argo-rollouts:v1.9.1", flags: []string{"--rollouts-image=registry.example.com/argo-rollouts:v1.9.1"}},
 	{name: "image-pull-policy", str: "Always", flags: []string{"--image-pull-policy=Always"}},
+	// The default (auto) follows KUBE_VERSION; a value that does not is compared.
+	{name: "plugin-image-delivery", str: "init-container", flags: []string{"--plugin-image-delivery=init-container"}, input: imagePlugin},
 	{name: "aggregate-roles", str: "false", flags: []string{"--aggregate-roles=false"}},
 	{name: "warnings-annotation", str: "false", flags: []string{"--warnings-annotation=false"}},
 }
@@ -227,7 +230,7 @@ func checkParameters(s *sidecar, t *testing.T) []string {
 		return []string{fmt.Sprintf("GetParametersAnnouncement: %v", err)}
 	}
 	var problems []string
-	r := newRepo(t, map[string]string{"rm.yaml": unpinned})
+	unpinnedRepo := newRepo(t, map[string]string{"rm.yaml": unpinned})
 	for _, p := range params {
 		var c *paramCase
 		for i := range paramCases {
@@ -238,6 +241,10 @@ func checkParameters(s *sidecar, t *testing.T) []string {
 		if c == nil {
 			problems = append(problems, fmt.Sprintf("announced parameter %q is none of the plugin's", p.Name))
 			continue
+		}
+		r := unpinnedRepo
+		if c.input != "" {
+			r = newRepo(t, map[string]string{"rm.yaml": c.input})
 		}
 		flags := append(defaultFlags(params, c.name), c.flags...)
 		if c.name != "namespace" {
