@@ -46,7 +46,8 @@ type Cluster struct {
 
 // StartCluster starts the control plane and installs every CRD found in
 // crdDirs before returning, so controllers started later see synced caches.
-func StartCluster(crdDirs []string) (*Cluster, error) {
+// featureGates are the API server's --feature-gates (e.g. "ImageVolume=true").
+func StartCluster(crdDirs []string, featureGates ...string) (*Cluster, error) {
 	// envtest logs through controller-runtime's logger, which otherwise
 	// complains (with a stack trace) that it was never set.
 	setLogger.Do(func() {
@@ -70,6 +71,9 @@ func StartCluster(crdDirs []string) (*Cluster, error) {
 		// Installing the CRDs waits for them to be served; the default 10 s ran out
 		// under load ("context deadline exceeded").
 		CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 2 * time.Minute},
+	}
+	for _, gate := range featureGates {
+		env.ControlPlane.GetAPIServer().Configure().Append("feature-gates", gate)
 	}
 	cfg, err := env.Start()
 	if err != nil {

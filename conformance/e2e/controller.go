@@ -53,6 +53,9 @@ type ControllerOptions struct {
 	Dir string
 	// ExtraArgs go after the rendered args (pflag: the last value wins).
 	ExtraArgs []string
+	// NoImagePlugins leaves <Dir>/plugins/ empty: the controller's image holds
+	// no plugin, and every plugin comes from what the pod delivers.
+	NoImagePlugins bool
 }
 
 // StartController starts rollouts-controller for the rendered Deployment
@@ -83,8 +86,10 @@ func (c *Cluster) StartController(ctx context.Context, dep *unstructured.Unstruc
 			return nil, err
 		}
 	}
-	if err := linkPlugins(rel.PluginDir, filepath.Join(o.Dir, "plugins")); err != nil {
-		return nil, err
+	if !o.NoImagePlugins {
+		if err := linkPlugins(rel.PluginDir, filepath.Join(o.Dir, "plugins")); err != nil {
+			return nil, err
+		}
 	}
 	kubeconfig := filepath.Join(o.Dir, "kubeconfig")
 	if err := c.writeServiceAccountKubeconfig(ctx, ns, sa, kubeconfig); err != nil {

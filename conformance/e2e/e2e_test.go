@@ -28,12 +28,18 @@ func newCluster(t *testing.T, rel Release) *Cluster {
 // none of Argo Rollouts' unless crdDirs has them.
 func newClusterCRDs(t *testing.T, crdDirs ...string) *Cluster {
 	t.Helper()
+	return newClusterGates(t, crdDirs, nil)
+}
+
+// newClusterGates is newClusterCRDs with API server feature gates.
+func newClusterGates(t *testing.T, crdDirs []string, featureGates []string) *Cluster {
+	t.Helper()
 	dirs, err := crdDirsFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	c, err := StartCluster(append(crdDirs, dirs...))
+	c, err := StartCluster(append(crdDirs, dirs...), featureGates...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,18 +21,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // fakeImages: the file system of each plugin image of images.yaml, as
-// path in the image -> binary built by ../tools/build.sh (E2E_PLUGIN_DIR).
+// path in the image -> binary built by ../tools/build.sh (the default release's PluginDir).
 var fakeImages = map[string]map[string]string{
 	"registry.e2e.invalid/plugins/trafficrouter-plugin-sample@sha256:" + strings.Repeat("1", 64): {
 		"/bin/trafficrouter-plugin-sample": "trafficrouter-plugin-sample",
@@ -49,50 +45,28 @@ var fakeImages = map[string]map[string]string{
 // The container's working directory, which the harness's directory stands for.
 const podWorkdir = "/home/argo-rollouts"
 
-// newImageVolumeCluster is newCluster with the API server's ImageVolume
-// feature gate on: Kubernetes 1.34 (the version built here) has image volumes
-// in beta, off by default, and drops them from a pod template otherwise (on
-// by default from 1.35).
+// newImageVolumeCluster is newCluster (the default release) with the API
+// server's ImageVolume feature gate on or off: Kubernetes 1.34 (the version
+// built here) has image volumes in beta, off by default, and drops them from a
+// pod template otherwise (on by default from 1.35).
 func newImageVolumeCluster(t *testing.T, gate bool) *Cluster {
 	t.Helper()
-	if os.Getenv("E2E_CRD_DIRS") == "" {
-		t.Skip("e2e environment not set up; run conformance/e2e/run.sh")
-	}
-	dirs, err := crdDirsFromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	setLogger.Do(func() {
-		ctrllog.SetLogger(funcr.New(func(prefix, args string) { log.Println("envtest:", prefix, args) }, funcr.Options{}))
-	})
-	env := &envtest.Environment{
-		CRDDirectoryPaths:        dirs,
-		ErrorIfCRDPathMissing:    true,
-		ControlPlaneStartTimeout: 90 * time.Second,
-		ControlPlaneStopTimeout:  30 * time.Second,
-	}
+	rel := defaultRelease(t)
+	var gates []string
 	if gate {
-		env.ControlPlane.GetAPIServer().Configure().Append("feature-gates", "ImageVolume=true")
+		gates = []string{"ImageVolume=true"}
 	}
-	cfg, err := env.Start()
+	return newClusterGates(t, []string{rel.CRDDir()}, gates)
+}
+
+// defaultRelease is the release a RolloutManager without spec.version runs.
+func defaultRelease(t *testing.T) Release {
+	t.Helper()
+	rel, err := ReleaseForImage(Release{Version: DefaultVersion}.Image())
 	if err != nil {
-		_ = env.Stop()
-		t.Fatalf("start control plane: %v", err)
+		t.Skipf("e2e environment not set up (%v); run conformance/e2e/run.sh", err)
 	}
-	c := &Cluster{env: env, Config: cfg}
-	if err := c.connect(); err != nil {
-		_ = env.Stop()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c.MarkReplicaSetsAvailable(ctx)
-	t.Cleanup(func() {
-		cancel()
-		if err := c.Stop(); err != nil {
-			t.Logf("stop control plane: %v", err)
-		}
-	})
-	return c
+	return rel
 }
 
 // renderImages renders testdata/e2e/images.yaml in a delivery mode; it must
@@ -138,14 +112,14 @@ func storedDeployment(t *testing.T, c *Cluster) (*unstructured.Unstructured, *ap
 }
 
 // fakeImageRoot lays out the file system of image ref under dir.
-func fakeImageRoot(dir, ref string) (string, error) {
+func fakeImageRoot(dir, pluginDir, ref string) (string, error) {
 	files, ok := fakeImages[ref]
 	if !ok {
 		return "", fmt.Errorf("image %s: not an image the harness knows (the kubelet would fail with ErrImagePull)", ref)
 	}
 	root := filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_", "@", "_").Replace(ref))
 	for path, binary := range files {
-		data, err := os.ReadFile(filepath.Join(os.Getenv("E2E_PLUGIN_DIR"), binary))
+		data, err := os.ReadFile(filepath.Join(pluginDir, binary))
 		if err != nil {
 			return "", err
 		}
@@ -178,7 +152,7 @@ func hostDir(workdir, mountPath string) (string, error) {
 // (the form rollouts-render writes), with SRC read in the container's image
 // and DST mapped through the container's volume mounts. It returns what it
 // did, for the log.
-func podFiles(t *testing.T, workdir string, pod corev1.PodSpec) []string {
+func podFiles(t *testing.T, workdir, pluginDir string, pod corev1.PodSpec) []string {
 	t.Helper()
 	images := t.TempDir()
 	volumes := map[string]corev1.Volume{}
@@ -207,7 +181,7 @@ func podFiles(t *testing.T, workdir string, pod corev1.PodSpec) []string {
 			if !m.ReadOnly {
 				t.Errorf("image volume %s is mounted writable; the kubelet mounts image volumes read-only", m.Name)
 			}
-			root, err := fakeImageRoot(images, v.Image.Reference)
+			root, err := fakeImageRoot(images, pluginDir, v.Image.Reference)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +207,7 @@ func podFiles(t *testing.T, workdir string, pod corev1.PodSpec) []string {
 		if len(cmd) != 3 || cmd[0] != "cp" {
 			t.Fatalf("init container %s runs %q; the harness runs only `cp SRC DST`", init.Name, cmd)
 		}
-		root, err := fakeImageRoot(images, init.Image)
+		root, err := fakeImageRoot(images, pluginDir, init.Image)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,15 +273,11 @@ func TestImagePlugins(t *testing.T) {
 				t.Fatalf("stored Deployment: %d image volumes, %d init containers; want %d and %d", imageVolumes, len(pod.InitContainers), wantVolumes, wantInits)
 			}
 
-			o, err := ControllerOptionsFromEnv(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, line := range podFiles(t, o.Dir, pod) {
+			// Nothing "in the image" but what the pod delivers: no plugins/ links.
+			o := ControllerOptions{Dir: t.TempDir(), NoImagePlugins: true}
+			for _, line := range podFiles(t, o.Dir, defaultRelease(t).PluginDir, pod) {
 				t.Log(line)
 			}
-			// Nothing "in the image" but what the pod delivers: no plugins/ links.
-			o.PluginDir = t.TempDir()
 			ctl, err := c.StartController(context.Background(), dep, o)
 			if err != nil {
 				t.Fatal(err)
