@@ -651,46 +651,48 @@ impl Composer<'_> {
                 }
                 continue;
             }
-            if matches!(entry.key.value, Value::Seq(_) | Value::Map(_)) {
-                self.diagnostics.push(
-                    Diagnostic::error(format!(
-                        "{} as a key: Kubernetes' YAML reader refuses the document",
-                        if matches!(entry.key.value, Value::Seq(_)) {
-                            "a list"
-                        } else {
-                            "a mapping"
-                        }
-                    ))
-                    .at(self.location(entry.key.pos))
-                    .hint("keys are strings"),
-                );
-                continue;
-            }
-            if entry.key.is_null() {
-                self.diagnostics.push(
-                    Diagnostic::error("a null key: Kubernetes' YAML reader refuses the document")
-                        .at(self.location(entry.key.pos))
-                        .hint("write the key as a string, in quotes if it must read `null` or `~`"),
-                );
+            let earlier = entry
+                .key
+                .scalar()
+                .and_then(|text| explicit.get(text).copied());
+            if let Some(problem) = self.key_problem(&entry.key, earlier) {
+                self.diagnostics.push(problem);
                 continue;
             }
             if let Some(text) = entry.key.scalar() {
-                if let Some(first) = explicit.get(text) {
-                    self.diagnostics.push(
-                        Diagnostic::error(format!(
-                            "duplicate key `{text}` (first defined on line {})",
-                            first.line
-                        ))
-                        .at(self.location(entry.key.pos))
-                        .hint("a key may appear only once in a mapping; remove one of them"),
-                    );
-                    continue;
-                }
                 explicit.insert(text.to_owned(), entry.key.pos);
             }
             set(&mut result, &mut index, entry);
         }
         Ok(result)
+    }
+
+    /// Why a key cannot stay in its mapping, if it cannot: a list or a mapping, null, or a key
+    /// already written at `earlier` in the same mapping.
+    fn key_problem(&self, key: &Node, earlier: Option<Pos>) -> Option<Diagnostic> {
+        let problem = if let Value::Seq(_) | Value::Map(_) = key.value {
+            let what = if matches!(key.value, Value::Seq(_)) {
+                "a list"
+            } else {
+                "a mapping"
+            };
+            Diagnostic::error(format!(
+                "{what} as a key: Kubernetes' YAML reader refuses the document"
+            ))
+            .hint("keys are strings")
+        } else if key.is_null() {
+            Diagnostic::error("a null key: Kubernetes' YAML reader refuses the document")
+                .hint("write the key as a string, in quotes if it must read `null` or `~`")
+        } else {
+            let earlier = earlier?;
+            Diagnostic::error(format!(
+                "duplicate key `{}` (first defined on line {})",
+                key.scalar().unwrap_or_default(),
+                earlier.line
+            ))
+            .hint("a key may appear only once in a mapping; remove one of them")
+        };
+        Some(problem.at(self.location(key.pos)))
     }
 
     /// [`Self::finish_mapping`] for a mapping without merge keys (nearly all of them): the same
@@ -700,43 +702,13 @@ impl Composer<'_> {
         let mut first: HashMap<&str, Pos> = HashMap::with_capacity(entries.len());
         let mut keep = Vec::with_capacity(entries.len());
         for entry in &entries {
-            let problem = if matches!(entry.key.value, Value::Seq(_) | Value::Map(_)) {
-                Some(
-                    Diagnostic::error(format!(
-                        "{} as a key: Kubernetes' YAML reader refuses the document",
-                        if matches!(entry.key.value, Value::Seq(_)) {
-                            "a list"
-                        } else {
-                            "a mapping"
-                        }
-                    ))
-                    .at(self.location(entry.key.pos))
-                    .hint("keys are strings"),
-                )
-            } else if entry.key.is_null() {
-                Some(
-                    Diagnostic::error("a null key: Kubernetes' YAML reader refuses the document")
-                        .at(self.location(entry.key.pos))
-                        .hint("write the key as a string, in quotes if it must read `null` or `~`"),
-                )
-            } else if let Some(text) = entry.key.scalar() {
-                match first.get(text) {
-                    Some(at) => Some(
-                        Diagnostic::error(format!(
-                            "duplicate key `{text}` (first defined on line {})",
-                            at.line
-                        ))
-                        .at(self.location(entry.key.pos))
-                        .hint("a key may appear only once in a mapping; remove one of them"),
-                    ),
-                    None => {
-                        first.insert(text, entry.key.pos);
-                        None
-                    }
-                }
-            } else {
-                None
-            };
+            let earlier = entry.key.scalar().and_then(|text| first.get(text).copied());
+            let problem = self.key_problem(&entry.key, earlier);
+            if problem.is_none()
+                && let Some(text) = entry.key.scalar()
+            {
+                first.insert(text, entry.key.pos);
+            }
             keep.push(problem.is_none());
             if let Some(problem) = problem {
                 self.diagnostics.push(problem);
