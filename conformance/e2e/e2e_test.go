@@ -84,7 +84,13 @@ func launchController(t *testing.T, c *Cluster, dep *unstructured.Unstructured) 
 // launchControllerArgs is launchController with extra controller arguments.
 func launchControllerArgs(t *testing.T, c *Cluster, dep *unstructured.Unstructured, extraArgs ...string) *Controller {
 	t.Helper()
-	ctl, err := c.StartController(context.Background(), dep, ControllerOptions{Dir: t.TempDir(), ExtraArgs: extraArgs})
+	return launchControllerOptions(t, c, dep, ControllerOptions{Dir: t.TempDir(), ExtraArgs: extraArgs})
+}
+
+// launchControllerOptions is launchController with the options spelled out.
+func launchControllerOptions(t *testing.T, c *Cluster, dep *unstructured.Unstructured, o ControllerOptions) *Controller {
+	t.Helper()
+	ctl, err := c.StartController(context.Background(), dep, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -278,19 +278,7 @@ func TestImagePlugins(t *testing.T) {
 			for _, line := range podFiles(t, o.Dir, defaultRelease(t).PluginDir, pod) {
 				t.Log(line)
 			}
-			ctl, err := c.StartController(context.Background(), dep, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if t.Failed() {
-					ctl.DumpStacks()
-				}
-				ctl.Stop()
-				if t.Failed() || os.Getenv("E2E_SHOW_LOGS") != "" {
-					t.Logf("controller log (%s):\n%s", ctl.LogPath, ctl.Log())
-				}
-			})
+			ctl := launchControllerOptions(t, c, dep, o)
 			if err := ctl.WaitForLog(context.Background(), "Started controller", 2*time.Minute); err != nil {
 				t.Fatal(err)
 			}
