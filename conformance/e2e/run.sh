@@ -25,12 +25,12 @@ if [ -z "${ROLLOUTS_RENDER:-}" ] && [ -f "$repo/Cargo.toml" ]; then
 fi
 
 # kubectl runs the README's terminal commands (apply --server-side -k, delete
-# --cascade=orphan): the one on PATH, else built from the control plane's
-# Kubernetes module (as .ci/run does).
+# --cascade=orphan): the one on PATH, else built from the conformance module,
+# which the control plane is built from too (as .ci/run does).
 if [ -z "${E2E_KUBECTL:-}" ]; then
 	E2E_KUBECTL="$(command -v kubectl || true)"
 	if [ -z "$E2E_KUBECTL" ]; then
-		(cd "$tools/controlplane" && nice -n 10 go build -trimpath -buildvcs=false -ldflags "-s -w" \
+		(cd "$here/.." && nice -n 10 go build -buildvcs=false -ldflags "-s -w" \
 			-o "$E2E_BIN/kubectl" k8s.io/kubernetes/cmd/kubectl)
 		E2E_KUBECTL="$E2E_BIN/kubectl"
 	fi
@@ -47,7 +47,7 @@ export E2E_TESTDATA="$repo/testdata/e2e"
 # module cache (read-only there; nothing is copied into the repo). `go mod
 # download` fetches a module of the build list if needed and prints where it is.
 moddir() { (cd "$1" && go mod download -json "$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'); }
-rollouts_v1_9="$(moddir "$tools/argo-rollouts" github.com/argoproj/argo-rollouts)"
+rollouts_v1_9="$(moddir "$here/.." github.com/argoproj/argo-rollouts)"
 rollouts_v1_10="$(GOTOOLCHAIN=go1.26.10 moddir "$tools/argo-rollouts-v1.10" github.com/argoproj/argo-rollouts)"
 gateway_dir="$(moddir "$here" sigs.k8s.io/gateway-api)"
 # Modules no tools module builds: downloaded outside any module (nothing is

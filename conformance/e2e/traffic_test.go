@@ -61,8 +61,8 @@ spec:
 `
 
 // TestTrafficPluginGatewayAPI (testdata/e2e/traffic.yaml): at setWeight 30
-// the Gateway API plugin (this repo's stand-in, tools/argo-rollouts/
-// gatewayapi-standin, under the real plugin's name: the real module is not
+// the Gateway API plugin (this repo's stand-in, tools/gatewayapi-standin,
+// under the real plugin's name: the real module is not
 // served by the module proxy here), running with the rendered
 // ServiceAccount's identity and the rules the RolloutManager gave it, sets
 // the HTTPRoute backends to 70/30 and marks the route in progress; after
