@@ -3,9 +3,9 @@
 //! with the located message, and files without a RolloutManager are not judged.
 //!
 //! pre-commit builds the hook from a repository (`language: rust`: `cargo install`), so the
-//! test makes one from this working tree's sources. The build reuses this project's target
-//! directory (`CARGO_TARGET_DIR`), so after `cargo build --release` only the crate itself is
-//! compiled again. The pre-commit used is `RR_PRE_COMMIT`, else `pre-commit` on PATH; without
+//! test makes one from this working tree's sources. The build goes to `target/pre-commit/`
+//! (`CARGO_TARGET_DIR`, kept between runs), unoptimised: the hook's wiring is under test here,
+//! not the release profile, whose fat LTO made this one build cost over two minutes in CI. The pre-commit used is `RR_PRE_COMMIT`, else `pre-commit` on PATH; without
 //! one the test is skipped and says so (`.ci/run` installs pre-commit from PyPI and runs this
 //! test after the release build).
 
@@ -162,12 +162,17 @@ fn the_hook_refuses_an_invalid_commit_and_passes_a_valid_one() {
         ),
     )
     .unwrap();
-    // pre-commit's own cache and the cargo build it runs stay inside the test's directory,
-    // except the target directory: the project's, so that the dependencies are built once.
+    // pre-commit's own cache stays inside the test's directory; the cargo build it runs goes
+    // to a target directory of its own under the project's, kept, so that a second run builds
+    // nothing. `cargo install` builds the release profile: here without optimisation and LTO,
+    // which costs a fraction of the time and runs the same code.
     let run_env = |command: &mut Command| {
         command
             .env("PRE_COMMIT_HOME", dir.0.join("cache"))
-            .env("CARGO_TARGET_DIR", common::repo_path("target"))
+            .env("CARGO_TARGET_DIR", common::repo_path("target/pre-commit"))
+            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
+            .env("CARGO_PROFILE_RELEASE_LTO", "false")
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "256")
             .env_remove("NO_COLOR")
             .env("PRE_COMMIT_COLOR", "never");
     };
