@@ -5,9 +5,9 @@
 //! pre-commit builds the hook from a repository (`language: rust`: `cargo install`), so the
 //! test makes one from this working tree's sources. The build goes to `target/pre-commit/`
 //! (`CARGO_TARGET_DIR`, kept between runs), unoptimised: the hook's wiring is under test here,
-//! not the release profile, whose fat LTO made this one build cost over two minutes in CI. The pre-commit used is `RR_PRE_COMMIT`, else `pre-commit` on PATH; without
-//! one the test is skipped and says so (`.ci/run` installs pre-commit from PyPI and runs this
-//! test after the release build).
+//! not the release profile, whose fat LTO made this one build cost over two minutes in CI.
+//! The pre-commit used is `RR_PRE_COMMIT`, else `pre-commit` on PATH; without one the test is
+//! skipped and says so (`.ci/run` installs pre-commit from PyPI and runs this test).
 
 mod common;
 
@@ -164,8 +164,9 @@ fn the_hook_refuses_an_invalid_commit_and_passes_a_valid_one() {
     .unwrap();
     // pre-commit's own cache stays inside the test's directory; the cargo build it runs goes
     // to a target directory of its own under the project's, kept, so that a second run builds
-    // nothing. `cargo install` builds the release profile: here without optimisation and LTO,
-    // which costs a fraction of the time and runs the same code.
+    // only the crate (its sources are at a new path each run). `cargo install` builds the
+    // release profile: here without optimisation and LTO, which costs a fraction of the time
+    // and runs the same code.
     let run_env = |command: &mut Command| {
         command
             .env("PRE_COMMIT_HOME", dir.0.join("cache"))

@@ -18,8 +18,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bin="${E2E_BIN:-$here/bin}"
 mkdir -p "$bin/v1.9.1/plugins" "$bin/v1.10.2/plugins"
 
-# The conformance module's go line needs Go 1.24.9: the local toolchain. v1.10.2 needs Go 1.26.10, which the go command
-# fetches through the module proxy once (into the module cache).
+# The conformance module's go line needs Go 1.24.9: the local toolchain. v1.10.2
+# needs Go 1.26.10, which the go command fetches through the module proxy once
+# (into the module cache).
 export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 go_v1_10=go1.26.10
 # Builds share 2 cores with everything else on the machine.
